@@ -1,0 +1,55 @@
+"""A lab bench: one specimen, one profile, its evaluation blocks and a primed perplexity engine.
+
+Chapters, the CLI and the benchmark all start from ``open_lab(...)`` so that the same names produce the same
+blocks, the same baseline and the same results-store requests.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .corpus import TokenBlocks, load_corpus, token_blocks
+from .engine import PerplexityEngine
+from .runtime import Profile, get_profile
+from .specimens import Specimen, load_specimen
+
+
+@dataclass
+class Lab:
+    specimen: Specimen
+    profile: Profile
+    blocks: TokenBlocks
+    engine: PerplexityEngine
+    corpus_name: str = "sotu"
+    extras: dict = field(default_factory=dict)
+
+    @property
+    def adapter(self):
+        return self.engine.adapter
+
+    def request(self, params: dict) -> dict:
+        """Everything that determines a diagnostic's result, for the results store."""
+        return {"specimen": self.specimen.identity, "blocks": self.blocks.description,
+                "profile": self.profile.as_dict(), "params": params}
+
+
+_SPECIMENS: dict[str, Specimen] = {}
+
+
+def cached_specimen(name: str, **kwargs) -> Specimen:
+    """Load a specimen once per process (chapters and widgets ask for the same one many times)."""
+    key = f"{name}|{sorted(kwargs.items())}"
+    if key not in _SPECIMENS:
+        _SPECIMENS[key] = load_specimen(name, **kwargs)
+    return _SPECIMENS[key]
+
+
+def open_lab(specimen: str | Specimen = "default", profile: str | Profile = "quick", corpus: str = "sotu",
+             years: tuple | None = None, seed: int = 0, progress: bool = True) -> Lab:
+    """Load (or reuse) a specimen, pick the profile's evaluation blocks and prime the prefix cache."""
+    spec = specimen if isinstance(specimen, Specimen) else cached_specimen(specimen)
+    prof = get_profile(profile)
+    if spec.tokenizer is None:
+        raise ValueError(f"specimen {spec.name} has no tokenizer; build blocks with corpus.blocks_from_ids")
+    blocks = token_blocks(load_corpus(corpus, years), spec.tokenizer, prof.n_blocks, prof.block_len, seed)
+    engine = PerplexityEngine(spec.model, blocks, batch_size=prof.batch_size, progress=progress)
+    return Lab(spec, prof, blocks, engine, corpus)

@@ -1,0 +1,44 @@
+"""Shared fixtures. Tests never reach a hub, run on the CPU, and write results to a temporary store."""
+import os
+import tempfile
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("ANATOMY_DEVICE", "cpu")
+os.environ.setdefault("MPLBACKEND", "Agg")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ["ANATOMY_DATA"] = tempfile.mkdtemp(prefix="anatomy-test-data-")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+from anatomy_lib.corpus import blocks_from_ids  # noqa: E402
+from anatomy_lib.specimens import OFFLINE_SPECIMEN, tiny_specimen  # noqa: E402
+
+ARCHS = ["llama", "qwen2", "gpt2"]
+
+
+def state_hash(model) -> str:
+    from anatomy_lib.specimens import weights_hash
+
+    return weights_hash(model)
+
+
+@pytest.fixture(params=ARCHS)
+def tiny(request):
+    return tiny_specimen(request.param, n_layers=5, seed=1)
+
+
+@pytest.fixture
+def tiny_blocks():
+    ids = np.random.default_rng(0).integers(0, 256, size=4000)
+    return blocks_from_ids(ids, n_blocks=4, block_len=48, seed=0)
+
+
+@pytest.fixture(scope="session")
+def real_specimen():
+    """The real offline specimen, loaded once per test session."""
+    from anatomy_lib.lab import cached_specimen
+
+    torch.manual_seed(0)
+    return cached_specimen(OFFLINE_SPECIMEN, verbose=False)
