@@ -6,6 +6,7 @@ blocks, the same baseline and the same results-store requests.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from .corpus import TokenBlocks, load_corpus, token_blocks
 from .engine import PerplexityEngine
@@ -18,13 +19,20 @@ class Lab:
     specimen: Specimen
     profile: Profile
     blocks: TokenBlocks
-    engine: PerplexityEngine
     corpus_name: str = "sotu"
+    progress: bool = True
     extras: dict = field(default_factory=dict)
+
+    @cached_property
+    def engine(self) -> PerplexityEngine:
+        """The primed prefix-cache engine, built on first use (a chapter that only reads stored results
+        never pays for it)."""
+        return PerplexityEngine(self.specimen.model, self.blocks, batch_size=self.profile.batch_size,
+                                progress=self.progress)
 
     @property
     def adapter(self):
-        return self.engine.adapter
+        return self.specimen.adapter
 
     def request(self, params: dict) -> dict:
         """Everything that determines a diagnostic's result, for the results store."""
@@ -45,11 +53,10 @@ def cached_specimen(name: str, **kwargs) -> Specimen:
 
 def open_lab(specimen: str | Specimen = "default", profile: str | Profile = "quick", corpus: str = "sotu",
              years: tuple | None = None, seed: int = 0, progress: bool = True) -> Lab:
-    """Load (or reuse) a specimen, pick the profile's evaluation blocks and prime the prefix cache."""
+    """Load (or reuse) a specimen and pick the profile's evaluation blocks; the engine comes on first use."""
     spec = specimen if isinstance(specimen, Specimen) else cached_specimen(specimen)
     prof = get_profile(profile)
     if spec.tokenizer is None:
         raise ValueError(f"specimen {spec.name} has no tokenizer; build blocks with corpus.blocks_from_ids")
     blocks = token_blocks(load_corpus(corpus, years), spec.tokenizer, prof.n_blocks, prof.block_len, seed)
-    engine = PerplexityEngine(spec.model, blocks, batch_size=prof.batch_size, progress=progress)
-    return Lab(spec, prof, blocks, engine, corpus)
+    return Lab(spec, prof, blocks, corpus, progress)

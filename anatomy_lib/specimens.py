@@ -17,7 +17,7 @@ import os
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 import torch
@@ -53,7 +53,7 @@ class Specimen:
     def identity(self) -> dict:
         return {"name": self.name, "source": self.source, "weights_hash": self.weights_hash, "dtype": self.dtype}
 
-    @property
+    @cached_property
     def adapter(self):
         from .adapter import ModelAdapter
 
