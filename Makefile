@@ -9,6 +9,9 @@ STAMP := $(VENV)/.installed
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 export PYTHONUNBUFFERED := 1
 
+WIDGETS := book/_widgets
+WIDGET_FILES := $(WIDGETS)/require.min.js $(WIDGETS)/embed-amd.js
+
 .PHONY: install book book-strict test bench screenshots widgets-js clean
 
 install: $(STAMP)
@@ -21,11 +24,25 @@ $(STAMP): pyproject.toml
 	$(PIP) install -q --no-deps "$(OFFLINE_SPECIMEN)"
 	touch $(STAMP)
 
-book: install
+# The widget scripts come from npm (versions pinned in package-lock.json, BSD-3 and MIT licences travel with
+# them): reproducible, and the repository does not carry 3.6 MB of minified JavaScript.
+widgets-js: $(WIDGET_FILES)
+
+$(WIDGET_FILES): package.json package-lock.json
+	npm ci --no-audit --no-fund --silent
+	mkdir -p $(WIDGETS)
+	cp node_modules/requirejs/require.js $(WIDGETS)/require.min.js
+	cp node_modules/@jupyter-widgets/html-manager/dist/embed-amd.js $(WIDGETS)/
+	cp node_modules/@jupyter-widgets/html-manager/dist/*.woff* node_modules/@jupyter-widgets/html-manager/dist/*.ttf \
+	   node_modules/@jupyter-widgets/html-manager/dist/*.eot node_modules/@jupyter-widgets/html-manager/dist/*.svg $(WIDGETS)/
+	cp node_modules/@jupyter-widgets/html-manager/package.json $(WIDGETS)/html-manager-package.json
+	touch $(WIDGET_FILES)
+
+book: install widgets-js
 	$(VENV)/bin/jupyter-book build .
 
 # Rebuild every chapter from scratch and fail on any failing cell or warning.
-book-strict: install
+book-strict: install widgets-js
 	$(VENV)/bin/jupyter-book build . --all -W -n --keep-going
 
 test: install
@@ -36,3 +53,17 @@ bench: install
 
 clean:
 	rm -rf _build .pytest_cache
+
+# Render every built page in headless Chromium (apt-get install chromium) to screenshots/<page>.png.
+CHROMIUM ?= chromium
+screenshots:
+	@test -d _build/html || { echo "build the book first: make book"; exit 1; }
+	mkdir -p screenshots
+	for page in _build/html/book/*.html; do \
+	  name=$$(basename $$page .html); \
+	  $(CHROMIUM) --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+	    --disable-background-networking --disable-component-update --disable-sync \
+	    --user-data-dir=$$(mktemp -d) --window-size=1280,$${HEIGHT:-4000} --hide-scrollbars \
+	    --virtual-time-budget=15000 --screenshot=screenshots/$$name.png "file://$(CURDIR)/$$page" 2>/dev/null; \
+	  echo "screenshots/$$name.png"; \
+	done

@@ -3,11 +3,13 @@
 Every diagnostic talks to a model through this class only: how many decoder layers there are, each layer's
 weight tensors under one vocabulary, and how to run the residual stream from any layer to the logits.
 
-Tensor vocabulary (a family exposes the subset it has):
+Tensor vocabulary (a family exposes the subset it has)::
+
     q, k, v, o            attention projections, as (out_features, in_features) matrices
     gate, up, down        MLP projections (GPT-2 has no gate)
     attn_norm, mlp_norm   the two norms' gains
     <name>_bias           biases where the family has them (Qwen2's q/k/v, every GPT-2 linear and norm)
+
 GPT-2's fused ``c_attn`` is split into q, k, v and its Conv1D weights are transposed; the tensors returned are
 views, so an in-place edit of a view edits the model.
 """

@@ -34,6 +34,20 @@ class Lab:
     def adapter(self):
         return self.specimen.adapter
 
+    def baseline(self, recompute: bool = False):
+        """Per-block NLL of the intact model (a tidy table), through the results store."""
+        import pandas as pd
+
+        from .results import load_or_compute
+
+        def compute():
+            nll = self.engine.baseline.block_nll
+            return {"blocks": pd.DataFrame({"block": range(len(nll)), "start": self.blocks.starts, "nll": nll})}
+
+        tables, _ = load_or_compute("baseline", self.request({}), compute, device=self.specimen.device,
+                                    recompute=recompute)
+        return tables["blocks"]
+
     def request(self, params: dict) -> dict:
         """Everything that determines a diagnostic's result, for the results store."""
         return {"specimen": self.specimen.identity, "blocks": self.blocks.description,

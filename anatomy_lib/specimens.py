@@ -1,6 +1,7 @@
 """Load a specimen (model + tokenizer) by name and give it an identity that results can be keyed on.
 
 Accepted names:
+
 - ``default``: ``HuggingFaceTB/SmolLM2-135M`` (the paper's base model) where the Hugging Face hub answers,
   else the offline specimen. The choice is printed.
 - ``smollm2-135m-instruct-q4``: the offline specimen, SmolLM2-135M-Instruct quantised to Q4_1 GGUF, shipped by
@@ -172,6 +173,19 @@ def _load_weights(name: str, dtype: torch.dtype, random_init: bool):
     return model, tokenizer, source
 
 
+def _quietly(func, *args):
+    """Run ``func`` with transformers' own loading progress bars off (they are noise in the book's pages)."""
+    from transformers.utils import logging as hf_logging
+
+    enabled = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        return func(*args)
+    finally:
+        if enabled:
+            hf_logging.enable_progress_bar()
+
+
 def load_specimen(name: str = "default", device: str | torch.device | None = None,
                   dtype: torch.dtype | None = None, seed: int = 0, verbose: bool = True) -> Specimen:
     """Load a specimen by name (see the module docstring); ``seed`` only matters for ``random:`` names."""
@@ -181,7 +195,7 @@ def load_specimen(name: str = "default", device: str | torch.device | None = Non
     dtype = dtype or default_dtype(device)
     if random_init:
         torch.manual_seed(seed)
-    model, tokenizer, source = _load_weights(base, dtype, random_init)
+    model, tokenizer, source = _quietly(_load_weights, base, dtype, random_init)
     model = model.to(device).eval()
     label = f"random:{base}#seed{seed}" if random_init else base
     if random_init:
