@@ -19,7 +19,7 @@ install: $(STAMP)
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
-	$(PIP) install -q "$(TORCH)"
+	$(PIP) install -q $(TORCH)
 	$(PIP) install -q -e ".[book,test]"
 	$(PIP) install -q --no-deps "$(OFFLINE_SPECIMEN)"
 	touch $(STAMP)

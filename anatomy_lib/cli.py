@@ -35,15 +35,101 @@ def cmd_info(args) -> int:
     return 0
 
 
-COMMANDS = {"info": (cmd_info, "describe a specimen and its baseline perplexity")}
+def cmd_importance(args) -> int:
+    import pandas as pd
+
+    from .importance import MODES, importance, rank_agreement
+    from .lab import open_lab
+
+    lab = open_lab(args.specimen, args.profile, args.corpus, seed=args.seed)
+    modes = MODES if "all" in args.mode else args.mode
+    for mode in modes:
+        table = importance(lab, mode, tensors=args.tensors, seed=args.seed, recompute=args.recompute)
+        with pd.option_context("display.max_rows", 200, "display.width", 160):
+            print(f"\n{lab.specimen.name}, {mode} ablation, profile {lab.profile.name}: "
+                  f"baseline perplexity {table['base_ppl'].iloc[0]:.3f}")
+            print(table[["layer", "change_pct", "ci_low", "ci_high", "block_influence", "class"]]
+                  .to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+            print(f"Spearman(Block Influence, change) = {rank_agreement(table):.3f}")
+    return 0
+
+
+def _importance_args(parser: argparse.ArgumentParser) -> None:
+    from .importance import MODES, TENSOR_SETS
+
+    parser.add_argument("--mode", nargs="+", default=["neighbor_mean"], choices=list(MODES) + ["all"])
+    parser.add_argument("--tensors", default="all", choices=list(TENSOR_SETS),
+                        help="tensors neighbor_mean replaces: all (matrices and norms) or matrices only")
+    parser.add_argument("--recompute", action="store_true", help="ignore a stored result")
+
+
+def cmd_predictability(args) -> int:
+    from .lab import open_lab
+    from .predictability import predictability
+
+    lab = open_lab(args.specimen, args.profile, args.corpus, seed=args.seed)
+    tables = predictability(lab, args.formulation, args.context, args.alpha, args.proj_dim,
+                            [tuple(args.substitute), tuple(range(10, 20))], seed=args.seed, recompute=args.recompute)
+    means = tables["fits"].groupby(["model", "fit", "component"], sort=False)["r2"].mean().unstack("component")
+    print(f"\n{lab.specimen.name}: mean R^2 ({args.formulation}, context {args.context}, alpha {args.alpha})")
+    print(means.to_string(float_format=lambda v: f"{v:+.3f}"))
+    print("\nsubstitution of predicted weights:")
+    print(tables["substitution"].to_string(index=False, float_format=lambda v: f"{v:,.2f}"))
+    return 0
+
+
+def cmd_structure(args) -> int:
+    from .lab import open_lab
+    from .structure import structure, summarize
+
+    lab = open_lab(args.specimen, args.profile, args.corpus, seed=args.seed)
+    tables = structure(lab, n_shuffles=args.shuffles, seed=args.seed, recompute=args.recompute)
+    print(f"\n{lab.specimen.name}: mean delta correlation by model, lag and component")
+    print(summarize(tables["weights"]).pivot_table(index=["model", "lag"], columns="component", values="mean",
+                                                   sort=False).to_string(float_format=lambda v: f"{v:+.3f}"))
+    q = tables["quantisation"].groupby("component", sort=False)[["corr", "noise_share", "corr_without_noise",
+                                                                 "on_grid_share"]].mean()
+    print("\nquantisation noise (Q4_1):")
+    print(q.to_string(float_format=lambda v: f"{v:+.3f}"))
+    f = tables["functional"]
+    print(f"\nresidual-stream updates: mean corr(u_l, u_l+1) = {f['corr'].mean():+.3f}, "
+          f"mean token cosine = {f['mean_token_cosine'].mean():+.3f}")
+    return 0
+
+
+def _predictability_args(parser: argparse.ArgumentParser) -> None:
+    from .predictability import FORMULATIONS
+
+    parser.add_argument("--formulation", default="layerwise", choices=list(FORMULATIONS))
+    parser.add_argument("--context", type=int, default=1)
+    parser.add_argument("--alpha", type=float, default=1.0)
+    parser.add_argument("--proj-dim", type=int, default=64)
+    parser.add_argument("--substitute", type=int, nargs="+", default=[15], help="layers to substitute together")
+    parser.add_argument("--recompute", action="store_true")
+
+
+def _structure_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--shuffles", type=int, default=5)
+    parser.add_argument("--recompute", action="store_true")
+
+
+COMMANDS = {
+    "info": (cmd_info, "describe a specimen and its baseline perplexity", None),
+    "importance": (cmd_importance, "per-layer ablation: perplexity change with intervals", _importance_args),
+    "predictability": (cmd_predictability, "ridge R^2 in and out of sample, substitution perplexity",
+                       _predictability_args),
+    "structure": (cmd_structure, "delta correlations against null models", _structure_args),
+}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m anatomy_lib", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    for name, (func, help_text) in COMMANDS.items():
+    for name, (func, help_text, extra) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text)
         _common(p)
+        if extra is not None:
+            extra(p)
         p.set_defaults(func=func)
     args = parser.parse_args(argv)
     return args.func(args)

@@ -133,8 +133,11 @@ class TokenBlocks:
                                                             "starts": self.starts[:n]})
 
 
-def _tokenizer_name(tokenizer) -> str:
-    return f"{getattr(tokenizer, 'name_or_path', type(tokenizer).__name__)}|vocab={len(tokenizer)}"
+def tokenizer_id(tokenizer) -> str:
+    """A path-independent identity: the vocabulary's size and a hash of its (token, id) pairs."""
+    vocab = sorted(tokenizer.get_vocab().items(), key=lambda item: item[1])
+    digest = hashlib.sha256("\n".join(f"{token}\t{i}" for token, i in vocab).encode()).hexdigest()[:16]
+    return f"vocab={len(vocab)}|sha256={digest}"
 
 
 @lru_cache(maxsize=8)
@@ -176,4 +179,4 @@ def token_blocks(corpus: Corpus, tokenizer, n_blocks: int, block_len: int, seed:
         raise ValueError(f"corpus {corpus.name!r} is empty")
     ids = tokenize(corpus, tokenizer)
     return blocks_from_ids(ids, n_blocks, block_len, seed,
-                           {**corpus.description, "tokenizer": _tokenizer_name(tokenizer)})
+                           {**corpus.description, "tokenizer": tokenizer_id(tokenizer)})

@@ -118,19 +118,26 @@ def importance(lab, mode: str = "neighbor_mean", tensors: str = "all", threshold
     return table
 
 
-def joint_ablation(lab, layers, mode: str = "neighbor_mean", tensors: str = "all", seed: int = 0):
-    """Ablate several layers together; (change %, low, high, perplexity). Neighbour means use intact weights."""
-    adapter = lab.adapter
+def joint_ablation(lab, layers, mode: str = "neighbor_mean", tensors: str = "all", seed: int = 0,
+                   prompt: str | None = None, max_new_tokens: int | None = None) -> dict:
+    """Ablate several layers together (neighbour means use the intact weights): the perplexity change with
+    its paired interval, and, with ``prompt``, the ablated model's greedy continuation."""
+    from .generation import generate
+
+    adapter, engine = lab.adapter, lab.engine  # the engine's cache must be built before any edit
     layers = sorted({adapter.check_layer(l) for l in layers})
     if not layers:
         raise ValueError("choose at least one layer to ablate")
+    check_mode(mode)
     with surgery(adapter) as op:
         for layer in layers:
             ablate(op, layer, mode, tensors)
-        result = lab.engine.evaluate()
-    change, low, high = paired_change_interval(lab.engine.baseline.block_nll, result.block_nll,
+        result = engine.evaluate()
+        text = generate(lab.specimen, prompt, max_new_tokens or lab.profile.gen_tokens) if prompt else None
+    change, low, high = paired_change_interval(engine.baseline.block_nll, result.block_nll,
                                                lab.profile.n_boot, seed)
-    return change, low, high, result.perplexity
+    return {"layers": layers, "mode": mode, "ppl": result.perplexity, "base_ppl": engine.baseline.perplexity,
+            "change_pct": change, "ci_low": low, "ci_high": high, "continuation": text}
 
 
 def rank_agreement(table: pd.DataFrame) -> float:
@@ -145,3 +152,63 @@ def importance_range_orders(table: pd.DataFrame, significant_only: bool = False)
         changes = changes[(table["ci_low"] > 0) | (table["ci_high"] < 0)]
     changes = changes[changes > 0]
     return float(np.log10(changes.max() / changes.min())) if len(changes) > 1 else float("nan")
+
+
+def _fmt_layers(layers) -> str:
+    return ", ".join(f"L{l}" for l in sorted(layers)) or "none"
+
+
+def _overlap_verdict(ours: set, theirs: set) -> str:
+    from .report import verdict
+
+    if ours == theirs:
+        return verdict(True)
+    return verdict(False, partly=bool(ours & theirs))
+
+
+def paper_claims(table: pd.DataFrame, paper_one_based: bool = False, thresholds: Thresholds = Thresholds()):
+    """The paper's importance claims beside ours (a ``neighbor_mean`` table with classes), verdicts computed.
+
+    ``paper_one_based`` reads the paper's layer numbers as 1-based (L1 = our layer 0); the paper does not say.
+    """
+    from .report import Claim, verdict
+
+    shift = (lambda ls: {l - 1 for l in ls}) if paper_one_based else set
+    by_class = lambda *names: set(table.loc[table["class"].isin(names), "layer"])
+    change = dict(zip(table["layer"], table["change_pct"]))
+    claims = []
+
+    core, ours_core = shift(PAPER["critical_core"]), by_class("critical core")
+    claims.append(Claim("critical core", _fmt_layers(core), _fmt_layers(ours_core),
+                        _overlap_verdict(ours_core, core), f"our threshold: >= +{thresholds.critical_pct:g}%"))
+
+    l11 = next(iter(shift([11])))
+    ratio = change[l11] / PAPER["l11_change_pct"] if change[l11] > 0 else 0.0
+    same_order = ratio > 0 and abs(np.log10(ratio)) < 0.5
+    top = int(table.loc[table["change_pct"].idxmax(), "layer"])
+    claims.append(Claim(f"L{l11} alone", f"+{PAPER['l11_change_pct']:,.0f}%", f"{change[l11]:+,.1f}%",
+                        verdict(same_order, partly=change[l11] >= thresholds.critical_pct),
+                        f"our most important layer: L{top} ({change[top]:+,.0f}%)"))
+
+    anti, ours_anti = shift(PAPER["anti_layers"]), by_class("anti-layer")
+    points = ", ".join(f"L{l}: {change[l]:+.2f}%" for l in sorted(anti))
+    claims.append(Claim("anti-layers (interval below zero)", _fmt_layers(anti), _fmt_layers(ours_anti),
+                        _overlap_verdict(ours_anti, anti), f"point estimates {points}"))
+
+    io, ours_io = shift(PAPER["io_processors"]), by_class("input processor", "output processor")
+    jaccard = len(io & ours_io) / len(io | ours_io) if io | ours_io else 0.0
+    claims.append(Claim("input/output processors", _fmt_layers(io), _fmt_layers(ours_io),
+                        verdict(jaccard >= 0.75, partly=jaccard >= 0.25), f"Jaccard overlap {jaccard:.2f}"))
+
+    rest = set(table["layer"]) - core - io - anti
+    below = table[table["layer"].isin(rest) & (table["ci_high"] < thresholds.connective_pct)]
+    share = len(below) / len(rest) if rest else 0.0
+    claims.append(Claim(f"remaining layers under +{PAPER['connective_below_pct']:g}%", _fmt_layers(rest),
+                        f"{len(below)} of {len(rest)}", verdict(share == 1.0, partly=share >= 0.5),
+                        "interval's upper end below the threshold"))
+
+    orders, orders_sig = importance_range_orders(table), importance_range_orders(table, significant_only=True)
+    claims.append(Claim("importance spans 10^7", f"10^{PAPER['range_orders']:g}", f"10^{orders:.1f}",
+                        verdict(orders >= PAPER["range_orders"] - 0.5, partly=orders >= 4),
+                        f"10^{orders_sig:.1f} over layers whose interval excludes zero"))
+    return claims

@@ -29,7 +29,8 @@ def _legend_below(ax, title: str, ncol: int) -> None:
 
 
 def _title(fig, text: str, specimen: str | None) -> None:
-    fig.suptitle(text if not specimen else f"{text}\nspecimen: {specimen}", fontsize=12, fontweight="bold")
+    lines = [line for line in (text, f"specimen: {specimen}" if specimen else "") if line]
+    fig.suptitle("\n".join(lines), fontsize=12, fontweight="bold")
 
 
 def weight_norms_figure(norms, specimen: str | None = None):
@@ -72,5 +73,191 @@ def spectra_figure(spectrum, norms=None, specimen: str | None = None):
         sns.barplot(data=row, x="tensor", y="frobenius", hue="tensor", ax=axes[1], legend=False)
         axes[1].set(xlabel="tensor", ylabel="Frobenius norm", title=f"Norms, layer {layer}")
     _title(fig, f"Layer {layer}", specimen)
+    fig.tight_layout()
+    return fig
+
+
+CLASS_ORDER = ("critical core", "input processor", "output processor", "important (middle)",
+               "connective tissue", "anti-layer")
+
+
+def class_colours() -> dict[str, tuple]:
+    colours = sns.color_palette(PALETTE)
+    return dict(zip(CLASS_ORDER, [colours[3], colours[0], colours[2], colours[4], colours[7], colours[1]]))
+
+
+def _symlog(ax, threshold: float = 1.0) -> None:
+    ax.set_yscale("symlog", linthresh=threshold)
+    ax.axhline(0, color="black", linewidth=0.8)
+
+
+def _paper_index(layers, paper_one_based: bool) -> list[int]:
+    return [l - 1 if paper_one_based else l for l in layers]
+
+
+def anatomy_strip(table, paper: dict | None = None, specimen: str | None = None, paper_one_based: bool = False,
+                  connective_pct: float = 30.0):
+    """Per-layer perplexity change (symlog) with 95% intervals, bars coloured by anatomy class; the paper's
+    critical core shaded, its anti-layers and its L11 value marked."""
+    use_book_style()
+    fig, ax = plt.subplots(figsize=(12, 5.2))
+    colours = class_colours()
+    for cls in CLASS_ORDER:
+        rows = table[table["class"] == cls]
+        if rows.empty:
+            continue
+        ax.bar(rows["layer"], rows["change_pct"], color=colours[cls], label=cls, edgecolor="black",
+               linewidth=0.5, hatch="//" if cls == "anti-layer" else None)
+    err = np.vstack([table["change_pct"] - table["ci_low"], table["ci_high"] - table["change_pct"]])
+    ax.errorbar(table["layer"], table["change_pct"], yerr=np.clip(err, 0, None), fmt="none", ecolor="black",
+                elinewidth=1, capsize=2, label="95% bootstrap interval")
+    _symlog(ax)
+    ax.axhline(connective_pct, color="grey", linestyle=":", linewidth=1.2, label=f"+{connective_pct:g}% threshold")
+    if paper:
+        core = _paper_index(paper["critical_core"], paper_one_based)
+        ax.axvspan(min(core) - 0.45, max(core) + 0.45, color="grey", alpha=0.15, label="paper: critical core")
+        l11 = _paper_index([11], paper_one_based)[0]
+        ax.scatter([l11], [paper["l11_change_pct"]], marker="*", s=220, color="black", zorder=5,
+                   label=f"paper: L11 = +{paper['l11_change_pct']:,.0f}%")
+        anti = _paper_index(paper["anti_layers"], paper_one_based)
+        ax.scatter(anti, [-0.5] * len(anti), marker="v", s=90, color="black", zorder=5,
+                   label="paper: anti-layers")
+    ax.set(xlabel="layer (0-based)", ylabel="perplexity change (%), symlog scale",
+           title=f"Importance map: {table['mode'].iloc[0]} ablation")
+    ax.set_xticks(sorted(table["layer"].unique()))
+    ax.tick_params(axis="x", labelsize=9)
+    ax.legend(fontsize=8.5, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.14), frameon=False)
+    _title(fig, "", specimen)
+    fig.tight_layout()
+    return fig
+
+
+def modes_figure(tables, specimen: str | None = None):
+    """Perplexity change per layer for each ablation mode, with 95% interval bands."""
+    use_book_style()
+    fig, ax = plt.subplots(figsize=(12, 4.8))
+    for (mode, rows), colour, marker in zip(tables.groupby("mode", sort=False), sns.color_palette(PALETTE),
+                                            "osD^v"):
+        ax.plot(rows["layer"], rows["change_pct"], marker=marker, color=colour, label=mode, linewidth=1.5)
+        ax.fill_between(rows["layer"], rows["ci_low"], rows["ci_high"], color=colour, alpha=0.2)
+    _symlog(ax)
+    ax.set(xlabel="layer (0-based)", ylabel="perplexity change (%), symlog", title="Ablation modes compared")
+    ax.set_xticks(sorted(tables["layer"].unique()))
+    ax.tick_params(axis="x", labelsize=9)
+    _legend_below(ax, "mode", ncol=4)
+    _title(fig, "", specimen)
+    fig.tight_layout()
+    return fig
+
+
+def influence_figure(table, rho: float, specimen: str | None = None):
+    """ShortGPT's Block Influence against the measured perplexity change, one point per layer."""
+    use_book_style()
+    fig, ax = plt.subplots(figsize=(7.5, 5))
+    colours = class_colours()
+    for cls, rows in table.groupby("class"):
+        ax.scatter(rows["block_influence"], rows["change_pct"], color=colours.get(cls), label=cls, s=45,
+                   edgecolor="black", linewidth=0.5)
+    for row in table.itertuples():
+        ax.annotate(str(row.layer), (row.block_influence, row.change_pct), fontsize=7.5,
+                    xytext=(3, 3), textcoords="offset points")
+    _symlog(ax)
+    ax.set_xscale("log")
+    ax.set(xlabel="Block Influence = 1 - cos(input, output)  (log)", ylabel="perplexity change (%), symlog",
+           title=f"Block Influence vs ablation ({table['mode'].iloc[0]}); Spearman rho = {rho:.2f}")
+    _legend_below(ax, "class", ncol=3)
+    _title(fig, "", specimen)
+    fig.tight_layout()
+    return fig
+
+
+def r2_figure(fits, paper_r2: float | None = None, specimen: str | None = None):
+    """Mean R^2 per component: in-sample vs held-out layers, for the specimen and its two null models."""
+    use_book_style()
+    models = list(dict.fromkeys(fits["model"]))
+    fig, axes = plt.subplots(1, len(models), figsize=(4.3 * len(models), 4.4), sharey=True)
+    axes = np.atleast_1d(axes)
+    for ax, model in zip(axes, models):
+        rows = fits[fits["model"] == model]
+        sns.barplot(data=rows, x="component", y="r2", hue="fit", ax=ax, errorbar=("pi", 100),
+                    hue_order=["in-sample", "out-of-sample"], palette=sns.color_palette(PALETTE)[:2])
+        ax.axhline(0, color="black", linewidth=0.8)
+        if paper_r2 is not None:
+            ax.axhline(paper_r2, **PAPER_STYLE, label=f"paper: R^2 = {paper_r2} (gate)")
+        ax.set(title=model, xlabel="component", ylabel="R^2 (mean over layers; bars: range)")
+        _legend_below(ax, "", ncol=3)
+    _title(fig, "Ridge predictability of the next layer's weights", specimen)
+    fig.tight_layout()
+    return fig
+
+
+def delta_correlation_figure(weights, specimen: str | None = None):
+    """Lag-k delta correlation per component for the specimen and its nulls, with the analytic values."""
+    use_book_style()
+    lags = sorted(weights["lag"].unique())
+    fig, axes = plt.subplots(1, len(lags), figsize=(4.4 * len(lags), 4.3), sharey=True)
+    axes = np.atleast_1d(axes)
+    analytic = {1: -0.5}
+    for ax, lag in zip(axes, lags):
+        rows = weights[weights["lag"] == lag]
+        sns.pointplot(data=rows, x="component", y="corr", hue="model", ax=ax, errorbar=("pi", 100),
+                      dodge=0.45, linestyle="none", markers=["o", "s", "D"], capsize=0.1)
+        ax.axhline(analytic.get(lag, 0.0), color="grey", linestyle=":", linewidth=1.5,
+                   label=f"independent layers: {analytic.get(lag, 0.0):+.1f}")
+        if lag == 1:
+            ax.axhline(-0.5, **{**PAPER_STYLE, "linewidth": 0.8}, label="paper: -0.50")
+        ax.set(title=f"lag {lag}: corr(D_l, D_l+{lag})", xlabel="component", ylabel="correlation")
+        _legend_below(ax, "", ncol=2)
+    _title(fig, "Consecutive weight deltas against null models", specimen)
+    fig.tight_layout()
+    return fig
+
+
+def correlation_map_figure(matrix, title: str, specimen: str | None = None):
+    """The map corr(D_i, D_j) over all pairs of deltas, on a diverging colour-blind-safe scale."""
+    use_book_style()
+    fig, ax = plt.subplots(figsize=(6.4, 5.4))
+    sns.heatmap(matrix, cmap="vlag", vmin=-1, vmax=1, center=0, square=True, ax=ax,
+                cbar_kws={"label": "corr(D_i, D_j)"})
+    ax.set(xlabel="delta j (between layers j and j+1)", ylabel="delta i", title=title)
+    _title(fig, "", specimen)
+    fig.tight_layout()
+    return fig
+
+
+def functional_figure(functional, specimen: str | None = None):
+    """Correlation of consecutive layers' updates to the residual stream, per layer."""
+    use_book_style()
+    fig, ax = plt.subplots(figsize=(11, 4))
+    colours = sns.color_palette(PALETTE)
+    ax.plot(functional["layer"], functional["corr"], marker="o", color=colours[0],
+            label="corr(u_l, u_l+1) over tokens and dims")
+    ax.plot(functional["layer"], functional["mean_token_cosine"], marker="s", color=colours[1],
+            label="mean per-token cosine(u_l, u_l+1)")
+    ax.axhline(0, color="black", linewidth=0.8)
+    ax.axhline(-0.5, **PAPER_STYLE, label="the paper's -0.5 (for weights)")
+    ax.set(xlabel="layer l", ylabel="correlation", title="Do consecutive layers undo each other's updates?")
+    ax.set_xticks(functional["layer"])
+    _legend_below(ax, "", ncol=3)
+    _title(fig, "", specimen)
+    fig.tight_layout()
+    return fig
+
+
+def prediction_scatter(actual, predicted_out, predicted_in, title: str, n_points: int = 4000, seed: int = 0):
+    """Predicted against real weights for one layer and component, held-out and in-sample fits side by side."""
+    use_book_style()
+    idx = np.random.default_rng(seed).choice(len(actual), size=min(n_points, len(actual)), replace=False)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.4), sharex=True, sharey=True)
+    for ax, predicted, label, colour in zip(axes, (predicted_out, predicted_in), ("held-out fit", "in-sample fit"),
+                                             sns.color_palette(PALETTE)[:2]):
+        ax.scatter(actual[idx], predicted[idx], s=4, alpha=0.4, color=colour)
+        lim = np.abs(actual[idx]).max()
+        ax.plot([-lim, lim], [-lim, lim], color="black", linewidth=0.8, linestyle="--", label="perfect prediction")
+        sse = np.sum((actual - predicted) ** 2)
+        r2 = 1 - sse / np.sum((actual - actual.mean()) ** 2)
+        ax.set(xlabel="real weight", ylabel="predicted weight", title=f"{label}: R^2 = {r2:.2f}")
+        ax.legend(fontsize=9, loc="upper left")
+    fig.suptitle(title, fontsize=12, fontweight="bold")
     fig.tight_layout()
     return fig

@@ -18,7 +18,7 @@ import os
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import cached_property, lru_cache, partial
 from pathlib import Path
 
 import torch
@@ -179,9 +179,18 @@ def _quietly(func, *args):
 
     enabled = hf_logging.is_progress_bar_enabled()
     hf_logging.disable_progress_bar()
+    try:  # the GGUF converter calls tqdm directly, outside transformers' switch
+        import transformers.modeling_gguf_pytorch_utils as gguf_utils
+    except ImportError:
+        gguf_utils = None
+    gguf_tqdm = getattr(gguf_utils, "tqdm", None)
+    if gguf_tqdm is not None:
+        gguf_utils.tqdm = partial(gguf_tqdm, disable=True)
     try:
         return func(*args)
     finally:
+        if gguf_tqdm is not None:
+            gguf_utils.tqdm = gguf_tqdm
         if enabled:
             hf_logging.enable_progress_bar()
 
@@ -202,6 +211,17 @@ def load_specimen(name: str = "default", device: str | torch.device | None = Non
         source = f"random init (seed {seed}) of the config of {source}"
     return Specimen(model=model, tokenizer=tokenizer, name=label, source=source,
                     weights_hash=weights_hash(model), dtype=str(dtype).replace("torch.", ""), device=str(device))
+
+
+def random_like(specimen: Specimen, seed: int = 0) -> Specimen:
+    """A randomly initialised model with ``specimen``'s configuration (and tokenizer): the null model."""
+    torch.manual_seed(seed)
+    config = specimen.model.config
+    model = AutoModelForCausalLM.from_config(config, dtype=specimen.model.dtype, attn_implementation="sdpa")
+    model = model.to(specimen.model.device).eval()
+    return Specimen(model=model, tokenizer=specimen.tokenizer, name=f"random:{specimen.name}#seed{seed}",
+                    source=f"random init (seed {seed}) of the config of {specimen.source}",
+                    weights_hash=weights_hash(model), dtype=specimen.dtype, device=specimen.device)
 
 
 def tiny_specimen(arch: str = "llama", n_layers: int = 4, seed: int = 0, hidden: int = 64,
