@@ -12,7 +12,7 @@ export PYTHONUNBUFFERED := 1
 WIDGETS := book/_widgets
 WIDGET_FILES := $(WIDGETS)/require.min.js $(WIDGETS)/embed-amd.js
 
-.PHONY: install book book-strict test bench screenshots widgets-js clean
+.PHONY: install book book-strict test results bench screenshots widgets-js clean
 
 install: $(STAMP)
 
@@ -47,6 +47,14 @@ book-strict: install widgets-js
 
 test: install
 	$(PY) -m pytest -q tests
+
+# Recompute every stored result the book reads (offline specimen, quick profile); see data/README.md.
+RESULTS_ARGS := --specimen smollm2-135m-instruct-q4 --profile quick
+results: install
+	$(PY) -m anatomy_lib importance $(RESULTS_ARGS) --mode all
+	$(PY) -m anatomy_lib predictability $(RESULTS_ARGS)
+	$(PY) -m anatomy_lib structure $(RESULTS_ARGS)
+	$(PY) -m anatomy_lib manipulate $(RESULTS_ARGS)
 
 bench: install
 	$(PY) -m anatomy_lib.bench perplexity

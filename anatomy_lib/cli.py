@@ -97,6 +97,36 @@ def cmd_structure(args) -> int:
     return 0
 
 
+def cmd_manipulate(args) -> int:
+    import pandas as pd
+
+    from .importance import importance
+    from .lab import open_lab
+    from .manipulate import DEFAULT_ALPHAS, connective_layers, manipulation
+
+    lab = open_lab(args.specimen, args.profile, args.corpus, seed=args.seed)
+    compress = args.compress or connective_layers(importance(lab, "neighbor_mean", seed=args.seed))
+    tables = manipulation(lab, args.heatmap_layers, args.sweep_layers, compress, args.alphas or DEFAULT_ALPHAS,
+                          seed=args.seed, recompute=args.recompute)
+    with pd.option_context("display.width", 200, "display.max_columns", 20, "display.max_rows", 200):
+        heat = tables["heatmap"].pivot_table(index="label", columns="layers", values="change_pct", sort=False)
+        print(f"\n{lab.specimen.name}: single-layer perplexity change (%)")
+        print(heat.to_string(float_format=lambda v: f"{v:+,.1f}"))
+        print(f"\ncompression: layers {compress}")
+        cols = ["label", "change_pct", "ci_low", "ci_high", "distinct_2", "repetition_rate", "facts_correct"]
+        print(tables["compression"][cols].to_string(index=False, float_format=lambda v: f"{v:+,.2f}"))
+    return 0
+
+
+def _manipulate_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--heatmap-layers", type=int, nargs="+", default=[0, 3, 7, 11, 14, 17, 22, 29])
+    parser.add_argument("--sweep-layers", type=int, nargs="+", default=[11, 14])
+    parser.add_argument("--compress", type=int, nargs="*", default=None,
+                        help="layers to scale together (default: connective tissue from the importance map)")
+    parser.add_argument("--alphas", type=float, nargs="*", default=None)
+    parser.add_argument("--recompute", action="store_true")
+
+
 def _predictability_args(parser: argparse.ArgumentParser) -> None:
     from .predictability import FORMULATIONS
 
@@ -119,6 +149,8 @@ COMMANDS = {
     "predictability": (cmd_predictability, "ridge R^2 in and out of sample, substitution perplexity",
                        _predictability_args),
     "structure": (cmd_structure, "delta correlations against null models", _structure_args),
+    "manipulate": (cmd_manipulate, "zero / clone / mix / low-rank mix / scale, and the compression experiment",
+                   _manipulate_args),
 }
 
 

@@ -28,6 +28,12 @@ def _legend_below(ax, title: str, ncol: int) -> None:
               loc="upper center", bbox_to_anchor=(0.5, -0.26))
 
 
+def _curve(ax, x, rows, colour, marker, label) -> None:
+    """A change-vs-x line with its 95% interval as a band."""
+    ax.plot(rows[x], rows["change_pct"], marker=marker, color=colour, label=label, linewidth=1.5)
+    ax.fill_between(rows[x], rows["ci_low"], rows["ci_high"], color=colour, alpha=0.18)
+
+
 def _title(fig, text: str, specimen: str | None) -> None:
     lines = [line for line in (text, f"specimen: {specimen}" if specimen else "") if line]
     fig.suptitle("\n".join(lines), fontsize=12, fontweight="bold")
@@ -138,8 +144,7 @@ def modes_figure(tables, specimen: str | None = None):
     fig, ax = plt.subplots(figsize=(12, 4.8))
     for (mode, rows), colour, marker in zip(tables.groupby("mode", sort=False), sns.color_palette(PALETTE),
                                             "osD^v"):
-        ax.plot(rows["layer"], rows["change_pct"], marker=marker, color=colour, label=mode, linewidth=1.5)
-        ax.fill_between(rows["layer"], rows["ci_low"], rows["ci_high"], color=colour, alpha=0.2)
+        _curve(ax, "layer", rows, colour, marker, mode)
     _symlog(ax)
     ax.set(xlabel="layer (0-based)", ylabel="perplexity change (%), symlog", title="Ablation modes compared")
     ax.set_xticks(sorted(tables["layer"].unique()))
@@ -259,5 +264,73 @@ def prediction_scatter(actual, predicted_out, predicted_in, title: str, n_points
         ax.set(xlabel="real weight", ylabel="predicted weight", title=f"{label}: R^2 = {r2:.2f}")
         ax.legend(fontsize=9, loc="upper left")
     fig.suptitle(title, fontsize=12, fontweight="bold")
+    fig.tight_layout()
+    return fig
+
+
+def strategy_heatmap_figure(heatmap, specimen: str | None = None):
+    """Perplexity change of each strategy (rows) at each single layer (columns), on a log colour scale."""
+    from matplotlib.colors import SymLogNorm
+
+    use_book_style()
+    table = heatmap.pivot_table(index="label", columns="layers", values="change_pct", sort=False)
+    table = table[sorted(table.columns, key=int)]
+    fig, ax = plt.subplots(figsize=(1.0 + 0.75 * table.shape[1], 1.4 + 0.55 * table.shape[0]))
+    annot = table.map(lambda v: f"{v:+.0f}" if abs(v) < 1e4 else f"{v:+.0e}")
+    sns.heatmap(table, annot=annot, fmt="", cmap="cividis", norm=SymLogNorm(linthresh=1, vmin=-10,
+                vmax=max(10.0, float(table.max().max()))), ax=ax, annot_kws={"fontsize": 8},
+                cbar_kws={"label": "perplexity change (%), symlog"})
+    ax.set(xlabel="layer", ylabel="strategy", title="Replacing one layer: perplexity change (%)")
+    _title(fig, "", specimen)
+    fig.tight_layout()
+    return fig
+
+
+def knob_figure(sweeps, knob: str, specimen: str | None = None, paper_point: tuple | None = None):
+    """Perplexity change against one knob (alpha, t or rank), one line per layer and strategy label."""
+    use_book_style()
+    rows = sweeps[sweeps["knob"] == knob].copy()
+    rows["curve"] = rows["strategy"] + (" / " + rows["scope"]).where(rows["strategy"] == "scale", "") + \
+        ", layer " + rows["layers"].astype(str)
+    fig, ax = plt.subplots(figsize=(10, 4.6))
+    for (curve, group), colour, marker in zip(rows.groupby("curve", sort=False),
+                                              sns.color_palette(PALETTE, 10) * 3, "osD^v<>pXh" * 3):
+        _curve(ax, "value", group, colour, marker, curve)
+    _symlog(ax)
+    if knob == "rank":
+        ax.set_xscale("log", base=2)
+    if paper_point:
+        ax.scatter(*paper_point, marker="*", s=220, color="black", zorder=5,
+                   label=f"paper: alpha={paper_point[0]}, +{paper_point[1]:g}%")
+    ax.set(xlabel=knob, ylabel="perplexity change (%), symlog", title=f"Sweeping {knob} on single layers")
+    _legend_below(ax, "", ncol=3)
+    _title(fig, "", specimen)
+    fig.tight_layout()
+    return fig
+
+
+def compression_figure(compression, paper_point: tuple, specimen: str | None = None):
+    """Scaling all connective layers by alpha: perplexity change (left) and coherence (right)."""
+    use_book_style()
+    scaled = compression[compression["strategy"] == "scale"].dropna(subset=["alpha"]).sort_values("alpha")
+    intact = compression[compression["strategy"] == "intact"].iloc[0]
+    colours = sns.color_palette(PALETTE)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.6))
+    _curve(left, "alpha", scaled, colours[0], "o", "scale (writers)")
+    left.scatter(*paper_point, marker="*", s=240, color="black", zorder=5,
+                 label=f"paper: alpha={paper_point[0]}, +{paper_point[1]:g}%")
+    _symlog(left)
+    left.set(xlabel="alpha (alpha = 0 removes the layers)", ylabel="perplexity change (%), symlog",
+             title="Perplexity")
+    _legend_below(left, "", ncol=2)
+    right.plot(scaled["alpha"], scaled["facts_correct"] / scaled["facts_total"], marker="o", color=colours[1],
+               label="facts answered correctly")
+    right.plot(scaled["alpha"], scaled["distinct_2"], marker="s", color=colours[2], label="distinct-2")
+    right.plot(scaled["alpha"], scaled["repetition_rate"], marker="D", color=colours[3], label="repetition rate")
+    right.axhline(intact.facts_correct / intact.facts_total, color=colours[1], linestyle=":", linewidth=1.2,
+                  label="intact: facts")
+    right.set(xlabel="alpha", ylabel="share", ylim=(-0.05, 1.05), title="Coherence of generation")
+    _legend_below(right, "", ncol=2)
+    _title(fig, "Scaling every connective-tissue layer together", specimen)
     fig.tight_layout()
     return fig

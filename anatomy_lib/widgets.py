@@ -18,6 +18,43 @@ def _redraw(output: widgets.Output, make_figure) -> None:
         plt.close(fig)
 
 
+def _layer_picker(adapter, layers, rows: int = 6) -> widgets.SelectMultiple:
+    for layer in layers:
+        adapter.check_layer(layer)
+    return widgets.SelectMultiple(options=list(range(adapter.n_layers)), value=tuple(layers), rows=rows,
+                                  description="layers", layout=widgets.Layout(width="210px"))
+
+
+def _show_edit(result: dict, label: str, prompt: str, intact: str, edited: str, edited_name: str) -> None:
+    """One summary row (perplexity change with its interval) and the two continuations side by side."""
+    import pandas as pd
+
+    display(pd.DataFrame([{"edit": label, "layers": ", ".join(map(str, result["layers"])),
+                           "perplexity": f"{result['base_ppl']:.2f} -> {result['ppl']:.2f}",
+                           "change": f"{result['change_pct']:+,.1f}%",
+                           "95% interval": f"{result['ci_low']:+,.1f}% .. {result['ci_high']:+,.1f}%"}])
+            .style.hide(axis="index"))
+    display(pd.DataFrame({"prompt": [prompt], "intact model": [intact], edited_name: [edited]})
+            .style.hide(axis="index").set_properties(**{"text-align": "left"}))
+
+
+def _button_explorer(pick, controls: list, button: widgets.Button, show) -> widgets.VBox:
+    """Layer picker and controls on top, results below; ``show()`` runs on every press (and once now)."""
+    output = widgets.Output()
+
+    def run(_=None):
+        with output:
+            output.clear_output(wait=True)
+            if not pick.value:
+                print("choose at least one layer")
+                return
+            show()
+
+    button.on_click(run)
+    run()
+    return widgets.VBox([widgets.HBox([pick, widgets.VBox(controls + [button])]), output])
+
+
 def layer_explorer(specimen, layer: int = 0) -> widgets.VBox:
     """Pick a layer: its matrices' norms and singular-value spectra."""
     adapter = specimen.adapter
@@ -38,42 +75,20 @@ def layer_explorer(specimen, layer: int = 0) -> widgets.VBox:
 def ablation_explorer(lab, layers=(11,), mode: str = "neighbor_mean", prompt: str | None = None):
     """Pick layers and a mode, press the button: the joint ablation's perplexity change with its interval and
     a continuation of a fixed prompt, intact and ablated side by side."""
-    import pandas as pd
-
     from .generation import DEFAULT_PROMPTS, generate
     from .importance import MODES, joint_ablation
 
-    adapter = lab.adapter
     prompt = prompt or DEFAULT_PROMPTS[0]
-    for layer in layers:
-        adapter.check_layer(layer)
-    pick = widgets.SelectMultiple(options=list(range(adapter.n_layers)), value=tuple(layers), rows=6,
-                                  description="layers", layout=widgets.Layout(width="220px"))
+    pick = _layer_picker(lab.adapter, layers)
     how = widgets.Dropdown(options=list(MODES), value=mode, description="mode")
     button = widgets.Button(description="ablate", button_style="primary", icon="scissors")
-    output = widgets.Output()
     intact = generate(lab.specimen, prompt, lab.profile.gen_tokens)
 
-    def run(_=None):
-        with output:
-            output.clear_output(wait=True)
-            if not pick.value:
-                print("choose at least one layer")
-                return
-            r = joint_ablation(lab, pick.value, how.value, prompt=prompt)
-            summary = pd.DataFrame([{
-                "layers ablated": ", ".join(map(str, r["layers"])), "mode": r["mode"],
-                "perplexity": f"{r['base_ppl']:.2f} -> {r['ppl']:.2f}",
-                "change": f"{r['change_pct']:+,.1f}%",
-                "95% interval": f"{r['ci_low']:+,.1f}% .. {r['ci_high']:+,.1f}%"}])
-            display(summary.style.hide(axis="index"))
-            side = pd.DataFrame({"prompt": [prompt], "intact model": [intact],
-                                 "ablated model": [r["continuation"]]})
-            display(side.style.hide(axis="index").set_properties(**{"text-align": "left"}))
+    def show():
+        r = joint_ablation(lab, pick.value, how.value, prompt=prompt)
+        _show_edit(r, f"{r['mode']} ablation", prompt, intact, r["continuation"], "ablated model")
 
-    button.on_click(run)
-    run()
-    return widgets.VBox([widgets.HBox([pick, widgets.VBox([how, button])]), output])
+    return _button_explorer(pick, [how], button, show)
 
 
 def prediction_explorer(specimen, component: str = "gate", layer: int = 15, formulation: str = "layerwise",
@@ -124,3 +139,37 @@ def delta_map_explorer(specimens: dict, component: str = "gate"):
         control.observe(lambda _: _redraw(output, figure), names="value")
     _redraw(output, figure)
     return widgets.VBox([widgets.HBox([pick, which]), output])
+
+
+def manipulation_explorer(lab, layers=(14,), strategy: str = "scale", alpha: float = 0.9, prompt: str | None = None):
+    """Pick layers, a strategy and its knobs (alpha, t, rank, scope, neighbour), press the button: perplexity
+    change with its interval and the manipulated model's continuation of a fixed prompt, beside the intact one."""
+    from .generation import DEFAULT_PROMPTS, generate
+    from .manipulate import STRATEGIES, Manipulation, apply, measure
+    from .surgery import surgery
+
+    adapter = lab.adapter
+    prompt = prompt or DEFAULT_PROMPTS[0]
+    width = widgets.Layout(width="340px")
+    pick = _layer_picker(adapter, layers, rows=7)
+    how = widgets.Dropdown(options=list(STRATEGIES), value=strategy, description="strategy", layout=width)
+    alpha_s = widgets.FloatSlider(value=alpha, min=0.0, max=1.5, step=0.05, description="alpha", layout=width)
+    t_s = widgets.FloatSlider(value=0.5, min=0.0, max=1.0, step=0.05, description="t (mix)", layout=width)
+    rank_s = widgets.IntSlider(value=16, min=1, max=min(adapter.tensor(0, "q").shape), description="rank",
+                               layout=width)
+    scope = widgets.Dropdown(options=["writers", "all"], value="writers", description="scale scope", layout=width)
+    side = widgets.Dropdown(options=["prev", "next"], value="prev", description="neighbour", layout=width)
+    button = widgets.Button(description="apply", button_style="primary", icon="sliders")
+    intact = generate(lab.specimen, prompt, lab.profile.gen_tokens)
+
+    def show():
+        m = Manipulation(how.value, alpha=alpha_s.value, t=t_s.value, rank=rank_s.value, neighbor=side.value,
+                         scope=scope.value)
+        r = measure(lab, pick.value, m)
+        with surgery(adapter) as op:
+            for layer in pick.value:
+                apply(op, layer, m)
+            text = generate(lab.specimen, prompt, lab.profile.gen_tokens)
+        _show_edit({**r, "layers": sorted(pick.value)}, r["label"], prompt, intact, text, "manipulated model")
+
+    return _button_explorer(pick, [how, alpha_s, t_s, rank_s, scope, side], button, show)

@@ -1,0 +1,100 @@
+"""Manipulation strategies: exact restore, neutral settings, clear errors, coherence metrics."""
+import numpy as np
+import pytest
+import torch
+
+from anatomy_lib.engine import PerplexityEngine
+from anatomy_lib.lab import Lab
+from anatomy_lib.manipulate import (STRATEGIES, Manipulation, apply, distinct_n, low_rank, measure,
+                                    neighbour_of, repetition_rate)
+from anatomy_lib.runtime import get_profile
+from anatomy_lib.surgery import surgery
+from conftest import state_hash
+
+
+def _lab(spec, blocks):
+    lab = Lab(spec, get_profile("smoke"), blocks, progress=False)
+    lab.engine = PerplexityEngine(spec.model, blocks, progress=False)
+    return lab
+
+
+@pytest.mark.parametrize("m", [Manipulation(s) for s in STRATEGIES] + [Manipulation("scale", scope="all"),
+                                                                       Manipulation("clone", neighbor="next")])
+def test_every_strategy_restores_exactly(tiny, tiny_blocks, m):
+    lab = _lab(tiny, tiny_blocks)
+    before = state_hash(tiny.model)
+    row = measure(lab, [0, 2, 4], m)
+    assert state_hash(tiny.model) == before
+    assert row["ci_low"] <= row["change_pct"] <= row["ci_high"]
+
+
+@pytest.mark.parametrize("m", [Manipulation("scale", alpha=1.0), Manipulation("scale", alpha=1.0, scope="all"),
+                               Manipulation("mix", t=1.0)])
+def test_neutral_settings_leave_perplexity_unchanged(tiny, tiny_blocks, m):
+    row = measure(_lab(tiny, tiny_blocks), [1, 3], m)
+    assert row["change_pct"] == pytest.approx(0.0, abs=1e-4)
+
+
+def test_zero_writers_scale_is_skip(tiny, tiny_blocks):
+    lab = _lab(tiny, tiny_blocks)
+    scaled = measure(lab, [2], Manipulation("scale", alpha=0.0))
+    with surgery(tiny.model) as op:
+        op.skip(2)
+        skipped = lab.engine.evaluate()
+    assert scaled["ppl"] == pytest.approx(skipped.perplexity, rel=1e-6)
+
+
+def test_mix_and_clone_values(tiny):
+    adapter = tiny.adapter
+    with surgery(tiny.model) as op:
+        apply(op, 2, Manipulation("mix", t=0.25, neighbor="next"))
+        expected = 0.25 * op.original(2, "q") + 0.75 * op.original(3, "q")
+        torch.testing.assert_close(adapter.tensor(2, "q"), expected)
+        apply(op, 0, Manipulation("clone", neighbor="prev"))  # no layer -1: the only neighbour, layer 1
+        torch.testing.assert_close(adapter.tensor(0, "up"), op.original(1, "up"))
+    assert neighbour_of(30, 29, "next") == 28 and neighbour_of(30, 0, "prev") == 1
+
+
+def test_low_rank_is_the_truncated_svd():
+    matrix = torch.randn(20, 12, dtype=torch.float64)
+    approx = low_rank(matrix, 3)
+    assert torch.linalg.matrix_rank(approx) == 3
+    s = torch.linalg.svdvals(matrix)
+    assert torch.linalg.norm(matrix - approx) ** 2 == pytest.approx(float((s[3:] ** 2).sum()))
+    torch.testing.assert_close(low_rank(matrix, 12), matrix)
+    with pytest.raises(ValueError, match="choose 1..12"):
+        low_rank(matrix, 13)
+
+
+def test_bad_requests_name_the_choices():
+    with pytest.raises(ValueError, match="choose one of"):
+        Manipulation("prune")
+    with pytest.raises(ValueError, match="finite"):
+        Manipulation("scale", alpha=float("nan"))
+    with pytest.raises(ValueError, match="positive integer"):
+        Manipulation("lowrank_mix", rank=0)
+    with pytest.raises(ValueError, match="'prev' or 'next'"):
+        Manipulation("clone", neighbor="left")
+    with pytest.raises(ValueError, match="choose one of"):
+        Manipulation("scale", scope="norms")
+
+
+def test_text_metrics():
+    assert distinct_n("a b c d", 2) == 1.0
+    assert distinct_n("the the the the", 2) == pytest.approx(1 / 3)
+    assert repetition_rate("a b c a b c a b c") == pytest.approx(4 / 7)
+    assert repetition_rate("one two three four") == 0.0 and distinct_n("", 2) == 0.0
+
+
+def test_coherence_on_the_real_specimen(real_specimen):
+    from anatomy_lib.lab import open_lab
+    from anatomy_lib.manipulate import FACTS, coherence
+
+    lab = open_lab(real_specimen, "smoke", progress=False)
+    before = state_hash(real_specimen.model)
+    metrics, table = coherence(lab, facts=FACTS[:3], max_new_tokens=8)
+    assert metrics["facts_correct"] >= 2 and np.isfinite(metrics["generated_ppl"])
+    broken, _ = coherence(lab, range(0, 30), Manipulation("zero"), facts=FACTS[:3], max_new_tokens=8)
+    assert broken["facts_correct"] == 0
+    assert state_hash(real_specimen.model) == before
+    assert len(table) == 3 + 3
