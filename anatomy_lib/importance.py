@@ -1,10 +1,12 @@
 """Diagnostic 1, the importance map: ablate one layer at a time and measure the perplexity change.
 
 Ablation modes:
+
 - ``neighbor_mean`` (the paper's): every tensor of layer l becomes the mean of layers l-1 and l+1; the first
   and last layer, having one neighbour, take that neighbour's tensors (the paper does not say; this is our choice).
 - ``skip``: the layer becomes the identity on the residual stream (its o and down projections zeroed).
 - ``attn_only`` / ``mlp_only``: only the attention / only the MLP block is removed.
+
 Every change carries a paired bootstrap 95% interval over text blocks. In the same cached pass we compute
 ShortGPT's Block Influence (1 - cosine of a layer's input and output residual).
 """
@@ -146,7 +148,7 @@ def rank_agreement(table: pd.DataFrame) -> float:
 
 
 def importance_range_orders(table: pd.DataFrame, significant_only: bool = False) -> float:
-    """log10 of largest over smallest |change|: the paper's "importance spans 10^7"."""
+    """log10 of the largest over the smallest abs(change): the paper's "importance spans 10^7"."""
     changes = table["change_pct"].abs()
     if significant_only:
         changes = changes[(table["ci_low"] > 0) | (table["ci_high"] < 0)]

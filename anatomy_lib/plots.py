@@ -14,7 +14,7 @@ PAPER_STYLE = {"color": "black", "linestyle": "--", "linewidth": 1.2}
 
 
 def use_book_style() -> None:
-    sns.set_theme(context="notebook", style="whitegrid", palette=PALETTE, font_scale=1.05)
+    sns.set_theme(context="notebook", style="whitegrid", palette=PALETTE, font_scale=1.15)
     plt.rcParams.update({"figure.dpi": 110, "savefig.dpi": 110, "figure.autolayout": False,
                          "axes.titleweight": "bold", "axes.titlesize": 12})
 
@@ -24,7 +24,7 @@ def _legend_below(ax, title: str, ncol: int) -> None:
     handles, labels = ax.get_legend_handles_labels()
     if ax.get_legend() is not None:
         ax.get_legend().remove()
-    ax.legend(handles, labels, title=title, ncol=ncol, fontsize=9, title_fontsize=9, frameon=False,
+    ax.legend(handles, labels, title=title or None, ncol=ncol, fontsize=10, title_fontsize=10, frameon=False,
               loc="upper center", bbox_to_anchor=(0.5, -0.26))
 
 
@@ -42,7 +42,7 @@ def _title(fig, text: str, specimen: str | None) -> None:
 def weight_norms_figure(norms, specimen: str | None = None):
     """Frobenius norm of every matrix across layers (left) and the mean norm gain (right)."""
     use_book_style()
-    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.4), gridspec_kw={"width_ratios": [2, 1]})
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4.4), gridspec_kw={"width_ratios": [2, 1]})
     matrices = norms[norms["kind"] == "matrix"]
     sns.lineplot(data=matrices, x="layer", y="frobenius", hue="tensor", style="tensor", markers=True,
                  dashes=False, ax=left)
@@ -67,7 +67,7 @@ def spectra_figure(spectrum, norms=None, specimen: str | None = None):
     use_book_style()
     layer = int(spectrum["layer"].iloc[0])
     ncols = 2 if norms is not None else 1
-    fig, axes = plt.subplots(1, ncols, figsize=(12 if ncols == 2 else 7, 4.2),
+    fig, axes = plt.subplots(1, ncols, figsize=(10 if ncols == 2 else 7, 4.2),
                              gridspec_kw={"width_ratios": [2, 1]} if ncols == 2 else None)
     axes = np.atleast_1d(axes)
     sns.lineplot(data=spectrum, x="index", y="sigma_rel", hue="tensor", ax=axes[0], linewidth=1.6)
@@ -106,7 +106,7 @@ def anatomy_strip(table, paper: dict | None = None, specimen: str | None = None,
     """Per-layer perplexity change (symlog) with 95% intervals, bars coloured by anatomy class; the paper's
     critical core shaded, its anti-layers and its L11 value marked."""
     use_book_style()
-    fig, ax = plt.subplots(figsize=(12, 5.2))
+    fig, ax = plt.subplots(figsize=(10, 5.4))
     colours = class_colours()
     for cls in CLASS_ORDER:
         rows = table[table["class"] == cls]
@@ -128,11 +128,12 @@ def anatomy_strip(table, paper: dict | None = None, specimen: str | None = None,
         anti = _paper_index(paper["anti_layers"], paper_one_based)
         ax.scatter(anti, [-0.5] * len(anti), marker="v", s=90, color="black", zorder=5,
                    label="paper: anti-layers")
+        ax.set_ylim(bottom=min(-2.0, float(table["ci_low"].min()) * 1.5))
     ax.set(xlabel="layer (0-based)", ylabel="perplexity change (%), symlog scale",
            title=f"Importance map: {table['mode'].iloc[0]} ablation")
     ax.set_xticks(sorted(table["layer"].unique()))
     ax.tick_params(axis="x", labelsize=9)
-    ax.legend(fontsize=8.5, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.14), frameon=False)
+    ax.legend(fontsize=9.5, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.14), frameon=False)
     _title(fig, "", specimen)
     fig.tight_layout()
     return fig
@@ -141,7 +142,7 @@ def anatomy_strip(table, paper: dict | None = None, specimen: str | None = None,
 def modes_figure(tables, specimen: str | None = None):
     """Perplexity change per layer for each ablation mode, with 95% interval bands."""
     use_book_style()
-    fig, ax = plt.subplots(figsize=(12, 4.8))
+    fig, ax = plt.subplots(figsize=(10, 4.8))
     for (mode, rows), colour, marker in zip(tables.groupby("mode", sort=False), sns.color_palette(PALETTE),
                                             "osD^v"):
         _curve(ax, "layer", rows, colour, marker, mode)
@@ -176,23 +177,27 @@ def influence_figure(table, rho: float, specimen: str | None = None):
     return fig
 
 
-def r2_figure(fits, paper_r2: float | None = None, specimen: str | None = None):
-    """Mean R^2 per component: in-sample vs held-out layers, for the specimen and its two null models."""
+def r2_figure(fits, paper_r2: float | None = None, specimen: str | None = None, floor: float = -2.0):
+    """Mean R^2 per component: in-sample vs held-out layers, for the specimen and its two null models.
+    The axis stops at ``floor``; bars below it are drawn to the floor."""
     use_book_style()
     models = list(dict.fromkeys(fits["model"]))
-    fig, axes = plt.subplots(1, len(models), figsize=(4.3 * len(models), 4.4), sharey=True)
+    fig, axes = plt.subplots(1, len(models), figsize=(10, 4.6), sharey=True)
     axes = np.atleast_1d(axes)
     for ax, model in zip(axes, models):
         rows = fits[fits["model"] == model]
-        sns.barplot(data=rows, x="component", y="r2", hue="fit", ax=ax, errorbar=("pi", 100),
+        sns.barplot(data=rows, x="component", y="r2", hue="fit", ax=ax, errorbar=None,
                     hue_order=["in-sample", "out-of-sample"], palette=sns.color_palette(PALETTE)[:2])
         ax.axhline(0, color="black", linewidth=0.8)
         if paper_r2 is not None:
             ax.axhline(paper_r2, **PAPER_STYLE, label=f"paper: R^2 = {paper_r2} (gate)")
-        ax.set(title=model, xlabel="component", ylabel="R^2 (mean over layers; bars: range)")
-        _legend_below(ax, "", ncol=3)
+        ax.set(title=model, xlabel="", ylabel="mean R^2 over layers", ylim=(floor, 1.15))
+        ax.tick_params(axis="x", labelsize=9, rotation=45)
+        ax.get_legend().remove()
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, ncol=3, loc="lower center", frameon=False, fontsize=10)
     _title(fig, "Ridge predictability of the next layer's weights", specimen)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
     return fig
 
 
@@ -200,7 +205,7 @@ def delta_correlation_figure(weights, specimen: str | None = None):
     """Lag-k delta correlation per component for the specimen and its nulls, with the analytic values."""
     use_book_style()
     lags = sorted(weights["lag"].unique())
-    fig, axes = plt.subplots(1, len(lags), figsize=(4.4 * len(lags), 4.3), sharey=True)
+    fig, axes = plt.subplots(1, len(lags), figsize=(10, 4.6), sharey=True)
     axes = np.atleast_1d(axes)
     analytic = {1: -0.5}
     for ax, lag in zip(axes, lags):
@@ -233,7 +238,7 @@ def correlation_map_figure(matrix, title: str, specimen: str | None = None):
 def functional_figure(functional, specimen: str | None = None):
     """Correlation of consecutive layers' updates to the residual stream, per layer."""
     use_book_style()
-    fig, ax = plt.subplots(figsize=(11, 4))
+    fig, ax = plt.subplots(figsize=(10, 4.2))
     colours = sns.color_palette(PALETTE)
     ax.plot(functional["layer"], functional["corr"], marker="o", color=colours[0],
             label="corr(u_l, u_l+1) over tokens and dims")
@@ -292,7 +297,7 @@ def knob_figure(sweeps, knob: str, specimen: str | None = None, paper_point: tup
     rows = sweeps[sweeps["knob"] == knob].copy()
     rows["curve"] = rows["strategy"] + (" / " + rows["scope"]).where(rows["strategy"] == "scale", "") + \
         ", layer " + rows["layers"].astype(str)
-    fig, ax = plt.subplots(figsize=(10, 4.6))
+    fig, ax = plt.subplots(figsize=(10, 4.8))
     for (curve, group), colour, marker in zip(rows.groupby("curve", sort=False),
                                               sns.color_palette(PALETTE, 10) * 3, "osD^v<>pXh" * 3):
         _curve(ax, "value", group, colour, marker, curve)
@@ -315,7 +320,7 @@ def compression_figure(compression, paper_point: tuple, specimen: str | None = N
     scaled = compression[compression["strategy"] == "scale"].dropna(subset=["alpha"]).sort_values("alpha")
     intact = compression[compression["strategy"] == "intact"].iloc[0]
     colours = sns.color_palette(PALETTE)
-    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.6))
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4.6))
     _curve(left, "alpha", scaled, colours[0], "o", "scale (writers)")
     left.scatter(*paper_point, marker="*", s=240, color="black", zorder=5,
                  label=f"paper: alpha={paper_point[0]}, +{paper_point[1]:g}%")

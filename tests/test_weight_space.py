@@ -115,3 +115,16 @@ def test_substitution_restores_the_model(real_specimen):
     change, low, high, ppl = pred.substitute_predictions(lab, [15], proj_dim=16)
     assert state_hash(real_specimen.model) == before
     assert low <= change <= high and ppl > lab.engine.baseline.perplexity
+
+
+def test_layerwise_ridge_equals_a_direct_sklearn_fit():
+    from sklearn.linear_model import Ridge
+
+    rng = np.random.default_rng(5)
+    weights = rng.standard_normal((12, 500)).astype(np.float32)
+    model = pred._Layerwise(weights, context=2, alpha=0.7, proj_dim=16, seed=0)
+    pairs = pred._pairs(12, 2)
+    train, target = pairs[:-1], pairs[-1]
+    x = np.stack([model._x(s) for s, _ in train])
+    direct = Ridge(alpha=0.7).fit(x, np.stack([weights[t] for _, t in train])).predict(model._x(target[0])[None])[0]
+    np.testing.assert_allclose(model.predict(train, target), direct, rtol=1e-4, atol=1e-5)
