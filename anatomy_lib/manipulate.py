@@ -277,7 +277,7 @@ def paper_claims(tables: dict[str, pd.DataFrame]):
     intact = comp[comp["strategy"] == "intact"].iloc[0]
     coherent = lambda row: (row.facts_correct >= 0.5 * intact.facts_correct
                             and row.repetition_rate <= intact.repetition_rate + 0.2)
-    scaled = comp[(comp["strategy"] == "scale") & (comp["alpha"] == PAPER["alpha"])]
+    scaled = comp[comp["label"].str.endswith("writers)") & (comp["alpha"] == PAPER["alpha"])]
     claims = []
     if not scaled.empty:
         row = scaled.iloc[0]

@@ -317,7 +317,8 @@ def knob_figure(sweeps, knob: str, specimen: str | None = None, paper_point: tup
 def compression_figure(compression, paper_point: tuple, specimen: str | None = None):
     """Scaling all connective layers by alpha: perplexity change (left) and coherence (right)."""
     use_book_style()
-    scaled = compression[compression["strategy"] == "scale"].dropna(subset=["alpha"]).sort_values("alpha")
+    writers = compression["label"].str.endswith("writers)")
+    scaled = compression[writers].dropna(subset=["alpha"]).sort_values("alpha")
     intact = compression[compression["strategy"] == "intact"].iloc[0]
     colours = sns.color_palette(PALETTE)
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4.6))
