@@ -34,6 +34,13 @@ def _curve(ax, x, rows, colour, marker, label) -> None:
     ax.fill_between(rows[x], rows["ci_low"], rows["ci_high"], color=colour, alpha=0.18)
 
 
+def _finish(fig, text: str, specimen: str | None):
+    """Title (with the specimen that produced the figure) and layout; returns the figure."""
+    _title(fig, text, specimen)
+    fig.tight_layout()
+    return fig
+
+
 def _title(fig, text: str, specimen: str | None) -> None:
     lines = [line for line in (text, f"specimen: {specimen}" if specimen else "") if line]
     fig.suptitle("\n".join(lines), fontsize=12, fontweight="bold")
@@ -57,9 +64,7 @@ def weight_norms_figure(norms, specimen: str | None = None):
     for ax in (left, right):
         ax.set_xticks(range(0, int(norms["layer"].max()) + 1, 2 if norms["layer"].max() > 12 else 1))
         ax.tick_params(axis="x", labelsize=9)
-    _title(fig, "Weight norms per layer", specimen)
-    fig.tight_layout()
-    return fig
+    return _finish(fig, "Weight norms per layer", specimen)
 
 
 def spectra_figure(spectrum, norms=None, specimen: str | None = None):
@@ -78,9 +83,7 @@ def spectra_figure(spectrum, norms=None, specimen: str | None = None):
         row = norms[(norms["layer"] == layer) & (norms["kind"] == "matrix")]
         sns.barplot(data=row, x="tensor", y="frobenius", hue="tensor", ax=axes[1], legend=False)
         axes[1].set(xlabel="tensor", ylabel="Frobenius norm", title=f"Norms, layer {layer}")
-    _title(fig, f"Layer {layer}", specimen)
-    fig.tight_layout()
-    return fig
+    return _finish(fig, f"Layer {layer}", specimen)
 
 
 CLASS_ORDER = ("critical core", "input processor", "output processor", "important (middle)",
@@ -134,9 +137,7 @@ def anatomy_strip(table, paper: dict | None = None, specimen: str | None = None,
     ax.set_xticks(sorted(table["layer"].unique()))
     ax.tick_params(axis="x", labelsize=9)
     ax.legend(fontsize=9.5, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.14), frameon=False)
-    _title(fig, "", specimen)
-    fig.tight_layout()
-    return fig
+    return _finish(fig, "", specimen)
 
 
 def modes_figure(tables, specimen: str | None = None):
@@ -151,9 +152,7 @@ def modes_figure(tables, specimen: str | None = None):
     ax.set_xticks(sorted(tables["layer"].unique()))
     ax.tick_params(axis="x", labelsize=9)
     _legend_below(ax, "mode", ncol=4)
-    _title(fig, "", specimen)
-    fig.tight_layout()
-    return fig
+    return _finish(fig, "", specimen)
 
 
 def influence_figure(table, rho: float, specimen: str | None = None):
@@ -172,9 +171,7 @@ def influence_figure(table, rho: float, specimen: str | None = None):
     ax.set(xlabel="Block Influence = 1 - cos(input, output)  (log)", ylabel="perplexity change (%), symlog",
            title=f"Block Influence vs ablation ({table['mode'].iloc[0]}); Spearman rho = {rho:.2f}")
     _legend_below(ax, "class", ncol=3)
-    _title(fig, "", specimen)
-    fig.tight_layout()
-    return fig
+    return _finish(fig, "", specimen)
 
 
 def r2_figure(fits, paper_r2: float | None = None, specimen: str | None = None, floor: float = -2.0):
@@ -218,9 +215,7 @@ def delta_correlation_figure(weights, specimen: str | None = None):
             ax.axhline(-0.5, **{**PAPER_STYLE, "linewidth": 0.8}, label="paper: -0.50")
         ax.set(title=f"lag {lag}: corr(D_l, D_l+{lag})", xlabel="component", ylabel="correlation")
         _legend_below(ax, "", ncol=2)
-    _title(fig, "Consecutive weight deltas against null models", specimen)
-    fig.tight_layout()
-    return fig
+    return _finish(fig, "Consecutive weight deltas against null models", specimen)
 
 
 def correlation_map_figure(matrix, title: str, specimen: str | None = None):
@@ -230,9 +225,7 @@ def correlation_map_figure(matrix, title: str, specimen: str | None = None):
     sns.heatmap(matrix, cmap="vlag", vmin=-1, vmax=1, center=0, square=True, ax=ax,
                 cbar_kws={"label": "corr(D_i, D_j)"})
     ax.set(xlabel="delta j (between layers j and j+1)", ylabel="delta i", title=title)
-    _title(fig, "", specimen)
-    fig.tight_layout()
-    return fig
+    return _finish(fig, "", specimen)
 
 
 def functional_figure(functional, specimen: str | None = None):
@@ -249,9 +242,7 @@ def functional_figure(functional, specimen: str | None = None):
     ax.set(xlabel="layer l", ylabel="correlation", title="Do consecutive layers undo each other's updates?")
     ax.set_xticks(functional["layer"])
     _legend_below(ax, "", ncol=3)
-    _title(fig, "", specimen)
-    fig.tight_layout()
-    return fig
+    return _finish(fig, "", specimen)
 
 
 def prediction_scatter(actual, predicted_out, predicted_in, title: str, n_points: int = 4000, seed: int = 0):
@@ -286,9 +277,7 @@ def strategy_heatmap_figure(heatmap, specimen: str | None = None):
                 vmax=max(10.0, float(table.max().max()))), ax=ax, annot_kws={"fontsize": 8},
                 cbar_kws={"label": "perplexity change (%), symlog"})
     ax.set(xlabel="layer", ylabel="strategy", title="Replacing one layer: perplexity change (%)")
-    _title(fig, "", specimen)
-    fig.tight_layout()
-    return fig
+    return _finish(fig, "", specimen)
 
 
 def knob_figure(sweeps, knob: str, specimen: str | None = None, paper_point: tuple | None = None):
@@ -309,9 +298,7 @@ def knob_figure(sweeps, knob: str, specimen: str | None = None, paper_point: tup
                    label=f"paper: alpha={paper_point[0]}, +{paper_point[1]:g}%")
     ax.set(xlabel=knob, ylabel="perplexity change (%), symlog", title=f"Sweeping {knob} on single layers")
     _legend_below(ax, "", ncol=3)
-    _title(fig, "", specimen)
-    fig.tight_layout()
-    return fig
+    return _finish(fig, "", specimen)
 
 
 def compression_figure(compression, paper_point: tuple, specimen: str | None = None):
@@ -337,6 +324,4 @@ def compression_figure(compression, paper_point: tuple, specimen: str | None = N
                   label="intact: facts")
     right.set(xlabel="alpha", ylabel="share", ylim=(-0.05, 1.05), title="Coherence of generation")
     _legend_below(right, "", ncol=2)
-    _title(fig, "Scaling every connective-tissue layer together", specimen)
-    fig.tight_layout()
-    return fig
+    return _finish(fig, "Scaling every connective-tissue layer together", specimen)
