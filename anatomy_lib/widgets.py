@@ -4,18 +4,24 @@ from __future__ import annotations
 
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
-from IPython.display import display
 
 from .plots import spectra_figure
 from .weights import singular_values, weight_norms
 
 
+def _show_in(output: widgets.Output, *objects) -> None:
+    """Replace an Output widget's content through its state, never through an output-capture context: a
+    notebook executed headless (papermill, Jupyter Book) then sees ordinary widget updates only, which avoids
+    the client stalls that captured output can cause (jupyter/nbclient#312)."""
+    output.outputs = ()
+    for obj in objects:
+        output.append_display_data(obj)
+
+
 def _redraw(output: widgets.Output, make_figure) -> None:
-    with output:
-        output.clear_output(wait=True)
-        fig = make_figure()
-        display(fig)
-        plt.close(fig)
+    fig = make_figure()
+    _show_in(output, fig)
+    plt.close(fig)
 
 
 def _layer_picker(adapter, layers, rows: int = 6) -> widgets.SelectMultiple:
@@ -25,30 +31,29 @@ def _layer_picker(adapter, layers, rows: int = 6) -> widgets.SelectMultiple:
                                   description="layers", layout=widgets.Layout(width="210px"))
 
 
-def _show_edit(result: dict, label: str, prompt: str, intact: str, edited: str, edited_name: str) -> None:
+def _edit_tables(result: dict, label: str, prompt: str, intact: str, edited: str, edited_name: str):
     """One summary row (perplexity change with its interval) and the two continuations side by side."""
     import pandas as pd
 
-    display(pd.DataFrame([{"edit": label, "layers": ", ".join(map(str, result["layers"])),
-                           "perplexity": f"{result['base_ppl']:.2f} -> {result['ppl']:.2f}",
-                           "change": f"{result['change_pct']:+,.1f}%",
-                           "95% interval": f"{result['ci_low']:+,.1f}% .. {result['ci_high']:+,.1f}%"}])
-            .style.hide(axis="index"))
-    display(pd.DataFrame({"prompt": [prompt], "intact model": [intact], edited_name: [edited]})
-            .style.hide(axis="index").set_properties(**{"text-align": "left"}))
+    summary = pd.DataFrame([{"edit": label, "layers": ", ".join(map(str, result["layers"])),
+                             "perplexity": f"{result['base_ppl']:.2f} -> {result['ppl']:.2f}",
+                             "change": f"{result['change_pct']:+,.1f}%",
+                             "95% interval": f"{result['ci_low']:+,.1f}% .. {result['ci_high']:+,.1f}%"}])
+    texts = pd.DataFrame({"prompt": [prompt], "intact model": [intact], edited_name: [edited]})
+    return (summary.style.hide(axis="index"),
+            texts.style.hide(axis="index").set_properties(**{"text-align": "left"}))
 
 
-def _button_explorer(pick, controls: list, button: widgets.Button, show) -> widgets.VBox:
-    """Layer picker and controls on top, results below; ``show()`` runs on every press (and once now)."""
+def _button_explorer(pick, controls: list, button: widgets.Button, tables) -> widgets.VBox:
+    """Layer picker and controls on top, results below; ``tables()`` runs on every press (and once now)."""
     output = widgets.Output()
 
     def run(_=None):
-        with output:
-            output.clear_output(wait=True)
-            if not pick.value:
-                print("choose at least one layer")
-                return
-            show()
+        if not pick.value:
+            output.outputs = ()
+            output.append_stdout("choose at least one layer\n")
+            return
+        _show_in(output, *tables())
 
     button.on_click(run)
     run()
@@ -84,11 +89,11 @@ def ablation_explorer(lab, layers=(11,), mode: str = "neighbor_mean", prompt: st
     button = widgets.Button(description="ablate", button_style="primary", icon="scissors")
     intact = generate(lab.specimen, prompt, lab.profile.gen_tokens)
 
-    def show():
+    def tables():
         r = joint_ablation(lab, pick.value, how.value, prompt=prompt)
-        _show_edit(r, f"{r['mode']} ablation", prompt, intact, r["continuation"], "ablated model")
+        return _edit_tables(r, f"{r['mode']} ablation", prompt, intact, r["continuation"], "ablated model")
 
-    return _button_explorer(pick, [how], button, show)
+    return _button_explorer(pick, [how], button, tables)
 
 
 def prediction_explorer(specimen, component: str = "gate", layer: int = 15, formulation: str = "layerwise",
@@ -162,7 +167,7 @@ def manipulation_explorer(lab, layers=(14,), strategy: str = "scale", alpha: flo
     button = widgets.Button(description="apply", button_style="primary", icon="sliders")
     intact = generate(lab.specimen, prompt, lab.profile.gen_tokens)
 
-    def show():
+    def tables():
         m = Manipulation(how.value, alpha=alpha_s.value, t=t_s.value, rank=rank_s.value, neighbor=side.value,
                          scope=scope.value)
         r = measure(lab, pick.value, m)
@@ -170,6 +175,7 @@ def manipulation_explorer(lab, layers=(14,), strategy: str = "scale", alpha: flo
             for layer in pick.value:
                 apply(op, layer, m)
             text = generate(lab.specimen, prompt, lab.profile.gen_tokens)
-        _show_edit({**r, "layers": sorted(pick.value)}, r["label"], prompt, intact, text, "manipulated model")
+        return _edit_tables({**r, "layers": sorted(pick.value)}, r["label"], prompt, intact, text,
+                            "manipulated model")
 
-    return _button_explorer(pick, [how, alpha_s, t_s, rank_s, scope, side], button, show)
+    return _button_explorer(pick, [how, alpha_s, t_s, rank_s, scope, side], button, tables)
