@@ -98,3 +98,22 @@ def test_coherence_on_the_real_specimen(real_specimen):
     assert broken["facts_correct"] == 0
     assert state_hash(real_specimen.model) == before
     assert len(table) == 3 + 3
+
+
+def test_manipulation_explorer_recomputes_on_press(real_specimen):
+    from anatomy_lib.lab import open_lab
+    from anatomy_lib.widgets import manipulation_explorer
+
+    lab = open_lab(real_specimen, "smoke", progress=False)
+    lab.blocks = lab.blocks.subset(2)
+    box = manipulation_explorer(lab, (14,), "scale", 0.9)
+    pick, knobs = box.children[0].children
+    output = box.children[1]
+    first = str(output.outputs)
+    assert "alpha=0.9" in first
+    knobs.children[1].value = 0.5  # the alpha slider
+    knobs.children[-1].click()  # the apply button
+    assert "alpha=0.5" in str(output.outputs) and str(output.outputs) != first
+    pick.value = ()
+    knobs.children[-1].click()
+    assert "choose at least one layer" in str(output.outputs)
