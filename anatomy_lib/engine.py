@@ -109,7 +109,7 @@ class PerplexityEngine:
         nll = []
         with torch.inference_mode():
             batches = list(self._batches())
-            for _, ids in tqdm(batches, desc="prefix cache", disable=not self.progress, leave=False):
+            for _, ids in tqdm(batches, desc="prefix cache", disable=not self.progress):
                 captured: list[torch.Tensor] = []
                 out = a.run_layers(a.embed(ids), 0, capture=captured)
                 for layer, hidden in enumerate(captured + [out]):
