@@ -18,7 +18,6 @@ from __future__ import annotations
 import torch
 
 MATRICES = ("q", "k", "v", "o", "gate", "up", "down")
-NORMS = ("attn_norm", "mlp_norm")
 ATTN_WRITERS = ("o", "o_bias")  # zeroing these makes the attention block add nothing to the residual stream
 MLP_WRITERS = ("down", "down_bias")
 

