@@ -12,7 +12,7 @@ export PYTHONUNBUFFERED := 1
 WIDGETS := book/_widgets
 WIDGET_FILES := $(WIDGETS)/require.min.js $(WIDGETS)/embed-amd.js
 
-.PHONY: install book book-strict test results bench screenshots widgets-js clean
+.PHONY: install book book-strict test results benchmark screenshots widgets-js clean
 
 install: $(STAMP)
 
@@ -56,8 +56,8 @@ results: install
 	$(PY) -m anatomy_lib structure $(RESULTS_ARGS)
 	$(PY) -m anatomy_lib manipulate $(RESULTS_ARGS)
 
-bench: install
-	$(PY) -m anatomy_lib.bench perplexity
+benchmark: install
+	$(PY) -m anatomy_lib.benchmark perplexity
 
 clean:
 	rm -rf _build .pytest_cache

@@ -18,8 +18,10 @@ from __future__ import annotations
 import torch
 
 MATRICES = ("q", "k", "v", "o", "gate", "up", "down")
-ATTN_WRITERS = ("o", "o_bias")  # zeroing these makes the attention block add nothing to the residual stream
-MLP_WRITERS = ("down", "down_bias")
+# The tensors through which a block writes into the residual stream: zeroing them makes that block add nothing,
+# scaling them by alpha scales its contribution by exactly alpha.
+WRITERS = {"attn": ("o", "o_bias"), "mlp": ("down", "down_bias")}
+WRITERS["block"] = WRITERS["attn"] + WRITERS["mlp"]
 
 _LLAMA_LIKE = {"llama", "qwen2", "mistral"}
 _LLAMA_PATHS = {
@@ -68,6 +70,12 @@ class ModelAdapter:
         self.tensor_names = tuple(self.tensors(0))
         self.matrix_names = tuple(n for n in MATRICES if n in self.tensor_names)
 
+    def writer_names(self, part: str = "block") -> tuple[str, ...]:
+        """The tensors of this family through which ``part`` ('block', 'attn' or 'mlp') writes to the stream."""
+        if part not in WRITERS:
+            raise ValueError(f"unknown part {part!r}; choose one of {list(WRITERS)}")
+        return tuple(n for n in WRITERS[part] if n in self.tensor_names)
+
     @property
     def active_edits(self) -> dict[int, int]:
         """Layers under an active weight edit (see surgery.py), kept on the model so every adapter sees them.
@@ -106,6 +114,12 @@ class ModelAdapter:
         if name not in tensors:
             raise ValueError(f"unknown tensor {name!r} for a {self.family} model; valid names: {list(tensors)}")
         return tensors[name]
+
+    def stacked(self, name: str, order=None) -> torch.Tensor:
+        """(n_layers, n_elements) float32 stack of one tensor's weights across layers, in ``order`` (default:
+        depth), on the CPU: the sample matrix of the weight-space chapters."""
+        order = range(self.n_layers) if order is None else order
+        return torch.stack([self.tensor(layer, name).detach().float().reshape(-1).cpu() for layer in order])
 
     def parameter_table(self):
         """Tidy table: one row per (layer, tensor) with its shape and parameter count."""
@@ -153,3 +167,12 @@ class ModelAdapter:
     def logits(self, hidden: torch.Tensor) -> torch.Tensor:
         """Logits from the residual stream leaving the last layer."""
         return self.head(self.final_norm(hidden))
+
+
+def as_adapter(model_or_adapter) -> ModelAdapter:
+    """The adapter of a model, a ``Specimen`` or an adapter (returned as it is)."""
+    if isinstance(model_or_adapter, ModelAdapter):
+        return model_or_adapter
+    if hasattr(model_or_adapter, "adapter") and hasattr(model_or_adapter, "model"):  # a Specimen
+        return model_or_adapter.adapter
+    return ModelAdapter(model_or_adapter)

@@ -1,8 +1,16 @@
-"""Command-line entry points, one subcommand per diagnostic (``info`` describes a specimen)."""
+"""Command-line entry points, one subcommand per diagnostic (``info`` describes a specimen).
+
+Each diagnostic's options are generated from the fields of its parameter dataclass, so a default lives in one
+place. Bad input is reported as one line (``error: ...``) with exit status 2; ``--debug`` shows the traceback.
+"""
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+import types
+import typing
+from dataclasses import MISSING, fields, replace
 
 from .runtime import PROFILES
 
@@ -12,14 +20,75 @@ def _common(parser: argparse.ArgumentParser) -> None:
                         help="'default', 'smollm2-135m-instruct-q4', a hub id, a folder or a .gguf path")
     parser.add_argument("--profile", default="quick", choices=list(PROFILES))
     parser.add_argument("--corpus", default="sotu", help="'sotu' (1960 on), a split name, or a text file")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the block selection")
+    parser.add_argument("--blocks-seed", type=int, default=0, help="seed of the evaluation-block selection")
+    parser.add_argument("--recompute", action="store_true", help="ignore a stored result")
+    parser.add_argument("--debug", action="store_true", help="show the full traceback of an error")
+
+
+def layer_set(text: str) -> tuple[int, ...]:
+    """'15' -> (15,); '10-19' -> (10, ..., 19); '3,5,7' -> (3, 5, 7)."""
+    try:
+        if "-" in text:
+            first, last = (int(part) for part in text.split("-", 1))
+            return tuple(range(first, last + 1))
+        return tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a layer set; write 15, 10-19 or 3,5,7") from None
+
+
+def _option_kind(annotation) -> tuple[type, bool]:
+    """(element type, is a sequence) of a parameter field's annotation."""
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):  # X | None
+        annotation = next(a for a in typing.get_args(annotation) if a is not type(None))
+    if typing.get_origin(annotation) is tuple:
+        element = typing.get_args(annotation)[0]
+        return (layer_set if typing.get_origin(element) is tuple else element), True
+    return annotation, False
+
+
+def add_params_options(parser: argparse.ArgumentParser, params_class, skip=()) -> None:
+    """One option per field of a parameter dataclass, with its choices and help. An option left out is not set
+    at all (``params_from`` then takes the field from the base parameters, e.g. a profile's defaults)."""
+    hints = typing.get_type_hints(params_class)
+    for f in fields(params_class):
+        if f.name in skip:
+            continue
+        kind, many = _option_kind(hints[f.name])
+        default = f.default if f.default is not MISSING else f.default_factory()
+        shown = "" if default is None else f" (default: {default})"
+        kwargs = {"default": argparse.SUPPRESS, "help": f"{f.metadata.get('help', '')}{shown}"}
+        if kind is bool:
+            kwargs.update(type=lambda s: s.lower() in ("1", "true", "yes"), metavar="BOOL")
+        else:
+            kwargs["type"] = kind
+        if many:
+            kwargs["nargs"] = "+"
+        if "choices" in f.metadata:
+            kwargs["choices"] = list(f.metadata["choices"])
+        parser.add_argument(f"--{f.name.replace('_', '-')}", **kwargs)
+
+
+def params_from(args, params_class, base=None, **overrides):
+    """``base`` (default: the dataclass's defaults) with every option given on the command line, and
+    ``overrides``, replaced (sequences become tuples)."""
+    values = {}
+    for f in fields(params_class):
+        if hasattr(args, f.name):
+            value = getattr(args, f.name)
+            values[f.name] = tuple(value) if isinstance(value, list) else value
+    values.update(overrides)
+    return replace(base, **values) if base is not None else params_class(**values)
+
+
+def _lab(args):
+    from .lab import open_lab
+
+    return open_lab(args.specimen, args.profile, args.corpus, seed=args.blocks_seed)
 
 
 def cmd_info(args) -> int:
-    from .lab import open_lab
-
     started = time.perf_counter()
-    lab = open_lab(args.specimen, args.profile, args.corpus, seed=args.seed)
+    lab = _lab(args)
     spec, adapter = lab.specimen, lab.adapter
     ppl, low, high = lab.engine.baseline.interval(n_boot=lab.profile.n_boot)
     print(f"specimen      {spec.name}")
@@ -29,7 +98,7 @@ def cmd_info(args) -> int:
     print(f"weights hash  {spec.weights_hash}")
     print(f"device        {spec.device} ({spec.dtype})")
     print(f"corpus        {lab.blocks.description.get('corpus')} {lab.blocks.description.get('years', '')}, "
-          f"{lab.blocks.n_blocks} blocks x {lab.blocks.block_len} tokens (seed {args.seed})")
+          f"{lab.blocks.n_blocks} blocks x {lab.blocks.block_len} tokens (seed {args.blocks_seed})")
     print(f"perplexity    {ppl:.2f}  (95% bootstrap interval over blocks {low:.2f}..{high:.2f})")
     print(f"elapsed       {time.perf_counter() - started:.1f} s")
     return 0
@@ -38,13 +107,13 @@ def cmd_info(args) -> int:
 def cmd_importance(args) -> int:
     import pandas as pd
 
-    from .importance import MODES, importance, rank_agreement
-    from .lab import open_lab
+    from .importance import MODES, ImportanceParams, importance, rank_agreement
 
-    lab = open_lab(args.specimen, args.profile, args.corpus, seed=args.seed)
-    modes = MODES if "all" in args.mode else args.mode
-    for mode in modes:
-        table = importance(lab, mode, tensors=args.tensors, seed=args.seed, recompute=args.recompute)
+    all_params = [params_from(args, ImportanceParams, mode=mode) for mode in (MODES if "all" in args.mode else args.mode)]
+    lab = _lab(args)
+    for params in all_params:
+        mode = params.mode
+        table = importance(lab, params, recompute=args.recompute)
         with pd.option_context("display.max_rows", 200, "display.width", 160):
             print(f"\n{lab.specimen.name}, {mode} ablation, profile {lab.profile.name}: "
                   f"baseline perplexity {table['base_ppl'].iloc[0]:.3f}")
@@ -55,23 +124,22 @@ def cmd_importance(args) -> int:
 
 
 def _importance_args(parser: argparse.ArgumentParser) -> None:
-    from .importance import MODES, TENSOR_SETS
+    from .importance import MODES, ImportanceParams
 
-    parser.add_argument("--mode", nargs="+", default=["neighbor_mean"], choices=list(MODES) + ["all"])
-    parser.add_argument("--tensors", default="all", choices=list(TENSOR_SETS),
-                        help="tensors neighbor_mean replaces: all (matrices and norms) or matrices only")
-    parser.add_argument("--recompute", action="store_true", help="ignore a stored result")
+    add_params_options(parser, ImportanceParams, skip=("mode",))
+    parser.add_argument("--mode", nargs="+", default=["neighbor_mean"], choices=list(MODES) + ["all"],
+                        help="ablation modes to sweep, or all (default: neighbor_mean)")
 
 
 def cmd_predictability(args) -> int:
-    from .lab import open_lab
-    from .predictability import predictability
+    from .predictability import PredictabilityParams, predictability
 
-    lab = open_lab(args.specimen, args.profile, args.corpus, seed=args.seed)
-    tables = predictability(lab, args.formulation, args.context, args.alpha, args.proj_dim,
-                            [tuple(args.substitute), tuple(range(10, 20))], seed=args.seed, recompute=args.recompute)
+    params = params_from(args, PredictabilityParams)
+    lab = _lab(args)
+    tables = predictability(lab, params, recompute=args.recompute)
     means = tables["fits"].groupby(["model", "fit", "component"], sort=False)["r2"].mean().unstack("component")
-    print(f"\n{lab.specimen.name}: mean R^2 ({args.formulation}, context {args.context}, alpha {args.alpha})")
+    print(f"\n{lab.specimen.name}: mean R^2 ({params.formulation}, context {params.context}, "
+          f"ridge_alpha {params.ridge_alpha})")
     print(means.to_string(float_format=lambda v: f"{v:+.3f}"))
     print("\nsubstitution of predicted weights:")
     print(tables["substitution"].to_string(index=False, float_format=lambda v: f"{v:,.2f}"))
@@ -79,11 +147,11 @@ def cmd_predictability(args) -> int:
 
 
 def cmd_structure(args) -> int:
-    from .lab import open_lab
-    from .structure import structure, summarize
+    from .structure import StructureParams, structure, summarize
 
-    lab = open_lab(args.specimen, args.profile, args.corpus, seed=args.seed)
-    tables = structure(lab, n_shuffles=args.shuffles, seed=args.seed, recompute=args.recompute)
+    params = params_from(args, StructureParams)
+    lab = _lab(args)
+    tables = structure(lab, params, recompute=args.recompute)
     print(f"\n{lab.specimen.name}: mean delta correlation by model, lag and component")
     print(summarize(tables["weights"]).pivot_table(index=["model", "lag"], columns="component", values="mean",
                                                    sort=False).to_string(float_format=lambda v: f"{v:+.3f}"))
@@ -100,68 +168,64 @@ def cmd_structure(args) -> int:
 def cmd_manipulate(args) -> int:
     import pandas as pd
 
-    from .importance import importance
-    from .lab import open_lab
-    from .manipulate import DEFAULT_ALPHAS, connective_layers, manipulation
+    from .manipulate import ManipulationParams, manipulation
 
-    lab = open_lab(args.specimen, args.profile, args.corpus, seed=args.seed)
-    compress = args.compress or connective_layers(importance(lab, "neighbor_mean", seed=args.seed))
-    tables = manipulation(lab, args.heatmap_layers, args.sweep_layers, compress, args.alphas or DEFAULT_ALPHAS,
-                          seed=args.seed, recompute=args.recompute)
+    params = params_from(args, ManipulationParams)
+    lab = _lab(args)
+    params = params.resolved(lab)
+    tables = manipulation(lab, params, recompute=args.recompute)
     with pd.option_context("display.width", 200, "display.max_columns", 20, "display.max_rows", 200):
         heat = tables["heatmap"].pivot_table(index="label", columns="layers", values="change_pct", sort=False)
         print(f"\n{lab.specimen.name}: single-layer perplexity change (%)")
         print(heat.to_string(float_format=lambda v: f"{v:+,.1f}"))
-        print(f"\ncompression: layers {compress}")
+        print(f"\ncompression: layers {list(params.compress_layers)}")
         cols = ["label", "change_pct", "ci_low", "ci_high", "distinct_2", "repetition_rate", "facts_correct"]
         print(tables["compression"][cols].to_string(index=False, float_format=lambda v: f"{v:+,.2f}"))
     return 0
 
 
-def _manipulate_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--heatmap-layers", type=int, nargs="+", default=[0, 3, 7, 11, 14, 17, 22, 29])
-    parser.add_argument("--sweep-layers", type=int, nargs="+", default=[11, 14])
-    parser.add_argument("--compress", type=int, nargs="*", default=None,
-                        help="layers to scale together (default: connective tissue from the importance map)")
-    parser.add_argument("--alphas", type=float, nargs="*", default=None)
-    parser.add_argument("--recompute", action="store_true")
+def _params_args(module: str, name: str):
+    def add(parser: argparse.ArgumentParser) -> None:
+        import importlib
 
+        add_params_options(parser, getattr(importlib.import_module(f"anatomy_lib.{module}"), name))
 
-def _predictability_args(parser: argparse.ArgumentParser) -> None:
-    from .predictability import FORMULATIONS
-
-    parser.add_argument("--formulation", default="layerwise", choices=list(FORMULATIONS))
-    parser.add_argument("--context", type=int, default=1)
-    parser.add_argument("--alpha", type=float, default=1.0)
-    parser.add_argument("--proj-dim", type=int, default=64)
-    parser.add_argument("--substitute", type=int, nargs="+", default=[15], help="layers to substitute together")
-    parser.add_argument("--recompute", action="store_true")
-
-
-def _structure_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--shuffles", type=int, default=5)
-    parser.add_argument("--recompute", action="store_true")
+    return add
 
 
 COMMANDS = {
     "info": (cmd_info, "describe a specimen and its baseline perplexity", None),
     "importance": (cmd_importance, "per-layer ablation: perplexity change with intervals", _importance_args),
     "predictability": (cmd_predictability, "ridge R^2 in and out of sample, substitution perplexity",
-                       _predictability_args),
-    "structure": (cmd_structure, "delta correlations against null models", _structure_args),
+                       _params_args("predictability", "PredictabilityParams")),
+    "structure": (cmd_structure, "delta correlations against null models",
+                  _params_args("structure", "StructureParams")),
     "manipulate": (cmd_manipulate, "zero / clone / mix / low-rank mix / scale, and the compression experiment",
-                   _manipulate_args),
+                   _params_args("manipulate", "ManipulationParams")),
 }
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m anatomy_lib", description=__doc__)
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m anatomy_lib", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     for name, (func, help_text, extra) in COMMANDS.items():
-        p = sub.add_parser(name, help=help_text)
+        p = sub.add_parser(name, help=help_text, description=help_text)
         _common(p)
         if extra is not None:
             extra(p)
         p.set_defaults(func=func)
-    args = parser.parse_args(argv)
-    return args.func(args)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    from .specimens import SpecimenError
+
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (ValueError, SpecimenError) as exc:
+        if args.debug:
+            raise
+        print(f"error: {exc}", file=sys.stderr)
+        return 2

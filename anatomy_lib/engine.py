@@ -16,8 +16,8 @@ import torch.nn.functional as F
 from tqdm.auto import tqdm
 
 from .corpus import TokenBlocks
-from .stats import perplexity_interval
-from .surgery import as_adapter
+from .adapter import as_adapter
+from .bootstrap import perplexity_interval
 
 
 @dataclass
@@ -86,7 +86,7 @@ class PerplexityEngine:
         self.device = next(self.adapter.model.parameters()).device
         self.cache_device = torch.device(cache_device) if cache_device is not None else self.device
         self.progress = progress
-        self.residuals: list[torch.Tensor] = []  # residuals[l]: stream entering layer l; [L]: leaving the last
+        self._streams: list[torch.Tensor] = []  # [l]: the stream entering layer l; [n_layers]: leaving the last
         self.baseline: Evaluation | None = None
         self.rebuild()
 
@@ -115,9 +115,16 @@ class PerplexityEngine:
                 for layer, hidden in enumerate(captured + [out]):
                     stacks[layer].append(hidden.to(self.cache_device))
                 nll.append(block_nll_from_hidden(a, out, ids).double().cpu())
-        self.residuals = [torch.cat(s) for s in stacks]
+        self._streams = [torch.cat(s) for s in stacks]
         self.baseline = Evaluation(torch.cat(nll).numpy())
         return self.baseline
+
+    def stream(self, layer: int) -> torch.Tensor:
+        """The intact model's residual stream entering ``layer`` for every block, (blocks, T, hidden);
+        ``layer = n_layers`` gives the stream leaving the last layer."""
+        if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer <= self.adapter.n_layers:
+            raise ValueError(f"layer {layer!r} is out of range; streams exist for 0..{self.adapter.n_layers}")
+        return self._streams[layer]
 
     def _start_layer(self, start) -> int:
         edited = sorted(self.adapter.active_edits)
@@ -139,7 +146,7 @@ class PerplexityEngine:
         a, out = self.adapter, []
         with torch.inference_mode():
             for rows, ids in self._batches():
-                hidden = self.residuals[start][rows].to(self.device)
+                hidden = self._streams[start][rows].to(self.device)
                 hidden = a.run_layers(hidden, start, stop)
                 out.append(block_nll_from_hidden(a, hidden, ids).double().cpu())
         return Evaluation(torch.cat(out).numpy())
@@ -148,6 +155,6 @@ class PerplexityEngine:
         """ShortGPT's Block Influence per layer: 1 - mean cosine of the stream entering and leaving it."""
         values = []
         for layer in range(self.adapter.n_layers):
-            cos = F.cosine_similarity(self.residuals[layer].float(), self.residuals[layer + 1].float(), dim=-1)
+            cos = F.cosine_similarity(self.stream(layer).float(), self.stream(layer + 1).float(), dim=-1)
             values.append(1.0 - cos.mean().item())
         return np.asarray(values)

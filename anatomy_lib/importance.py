@@ -1,4 +1,4 @@
-"""Diagnostic 1, the importance map: ablate one layer at a time and measure the perplexity change.
+"""Chapter 2, the importance map: ablate one layer at a time and measure the perplexity change.
 
 Ablation modes:
 
@@ -12,26 +12,39 @@ ShortGPT's Block Influence (1 - cosine of a layer's input and output residual).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
 from tqdm.auto import tqdm
 
-from .stats import paired_change_interval
-from .surgery import WeightSurgery, surgery
+from .checks import one_of
+from .results import DiagnosticParams
+from .surgery import WeightSurgery
 
 MODES = ("neighbor_mean", "skip", "attn_only", "mlp_only")
 TENSOR_SETS = ("all", "matrices")
+SKIP_PART = {"skip": "block", "attn_only": "attn", "mlp_only": "mlp"}
 PAPER = {"critical_core": [8, 9, 10, 11], "l11_change_pct": 63419.0, "anti_layers": [14, 17],
          "io_processors": [1, 2, 23, 24, 25, 26, 27, 28], "connective_below_pct": 30.0, "range_orders": 7.0}
 
 
-def check_mode(mode: str) -> str:
-    if mode not in MODES:
-        raise ValueError(f"unknown ablation mode {mode!r}; choose one of {list(MODES)}")
-    return mode
+@dataclass(frozen=True)
+class ImportanceParams(DiagnosticParams):
+    """One importance sweep: how each layer is removed, and the seed of its bootstrap intervals."""
+
+    DIAGNOSTIC = "importance"
+    VERSION = 1
+
+    mode: str = field(default="neighbor_mean", metadata={"choices": MODES, "help": "how a layer is removed"})
+    tensors: str = field(default="all", metadata={
+        "choices": TENSOR_SETS, "help": "what neighbor_mean replaces: all tensors (norms too) or matrices only"})
+    seed: int = field(default=0, metadata={"help": "seed of the bootstrap intervals"})
+
+    def __post_init__(self):
+        one_of(self.mode, MODES, "ablation mode")
+        one_of(self.tensors, TENSOR_SETS, "tensor set")
 
 
 def neighbors(n_layers: int, layer: int) -> list[int]:
@@ -39,21 +52,35 @@ def neighbors(n_layers: int, layer: int) -> list[int]:
     return [n for n in (layer - 1, layer + 1) if 0 <= n < n_layers]
 
 
-def ablate(op: WeightSurgery, layer: int, mode: str, tensors: str = "all") -> None:
-    """Apply one ablation to ``layer`` inside an open ``surgery``."""
-    check_mode(mode)
-    adapter = op.adapter
+def ablate(editor: WeightSurgery, layer: int, mode: str, tensors: str = "all") -> None:
+    """Apply one ablation to ``layer`` inside an open ``surgery`` (neighbour means read the intact weights)."""
+    one_of(mode, MODES, "ablation mode")
+    one_of(tensors, TENSOR_SETS, "tensor set")
+    adapter = editor.adapter
     adapter.check_layer(layer)
     if mode == "neighbor_mean":
-        if tensors not in TENSOR_SETS:
-            raise ValueError(f"unknown tensor set {tensors!r}; choose one of {list(TENSOR_SETS)}")
         names = adapter.tensor_names if tensors == "all" else adapter.matrix_names
         sources = neighbors(adapter.n_layers, layer)
         for name in names:
-            mean = sum(op.original(n, name).double() for n in sources) / len(sources)
-            op.replace(layer, name, mean)
+            mean = sum(editor.original(n, name).double() for n in sources) / len(sources)
+            editor.replace(layer, name, mean)
     else:
-        op.skip(layer, {"skip": "block", "attn_only": "attn", "mlp_only": "mlp"}[mode])
+        editor.skip(layer, SKIP_PART[mode])
+
+
+def ablation(layers, mode: str = "neighbor_mean", tensors: str = "all"):
+    """The edit that ablates every layer of ``layers`` together (for ``Lab.measure``)."""
+    one_of(mode, MODES, "ablation mode")
+    one_of(tensors, TENSOR_SETS, "tensor set")
+    layers = sorted(set(layers))
+    if not layers:
+        raise ValueError("choose at least one layer to ablate")
+
+    def edit(editor: WeightSurgery) -> None:
+        for layer in layers:
+            ablate(editor, layer, mode, tensors)
+
+    return edit
 
 
 @dataclass(frozen=True)
@@ -85,61 +112,40 @@ def classify(table: pd.DataFrame, n_layers: int, thresholds: Thresholds = Thresh
     return table.apply(one, axis=1)
 
 
-def importance_sweep(engine, mode: str = "neighbor_mean", layers=None, tensors: str = "all",
-                     n_boot: int = 2000, seed: int = 0, progress: bool = True) -> pd.DataFrame:
+def importance_sweep(lab, params: ImportanceParams = ImportanceParams(), layers=None,
+                     progress: bool = True) -> pd.DataFrame:
     """Ablate each layer in turn; one row per layer with the change, its interval and Block Influence."""
-    check_mode(mode)
-    adapter = engine.adapter
+    adapter = lab.adapter
     layers = list(range(adapter.n_layers)) if layers is None else [adapter.check_layer(l) for l in layers]
-    base = engine.baseline
-    influence = engine.block_influence()
+    influence = lab.engine.block_influence()
     rows = []
-    for layer in tqdm(layers, desc=f"importance ({mode})", disable=not progress):
-        with surgery(adapter) as op:
-            ablate(op, layer, mode, tensors)
-            result = engine.evaluate()
-        change, low, high = paired_change_interval(base.block_nll, result.block_nll, n_boot, seed)
-        rows.append({"layer": layer, "mode": mode, "ppl": result.perplexity, "base_ppl": base.perplexity,
-                     "change_pct": change, "ci_low": low, "ci_high": high,
-                     "block_influence": influence[layer]})
+    for layer in tqdm(layers, desc=f"importance ({params.mode})", disable=not progress):
+        measured = lab.measure(ablation([layer], params.mode, params.tensors), seed=params.seed)
+        rows.append({"layer": layer, "mode": params.mode, **measured.row(), "block_influence": influence[layer]})
     return pd.DataFrame(rows)
 
 
-def importance(lab, mode: str = "neighbor_mean", tensors: str = "all", thresholds: Thresholds = Thresholds(),
-               seed: int = 0, recompute: bool = False, progress: bool = True) -> pd.DataFrame:
-    """The importance table for a lab's specimen, from the results store when it holds this exact request."""
-    from .results import load_or_compute
-
-    params = {"mode": mode, "tensors": tensors, "seed": seed, "n_boot": lab.profile.n_boot}
-    compute = lambda: {"layers": importance_sweep(lab.engine, mode, None, tensors, lab.profile.n_boot, seed,
-                                                  progress)}
-    tables, _ = load_or_compute("importance", lab.request(params), compute, device=lab.specimen.device,
-                                recompute=recompute)
+def importance(lab, params: ImportanceParams = ImportanceParams(), thresholds: Thresholds = Thresholds(),
+               recompute: bool = False, progress: bool = True) -> pd.DataFrame:
+    """The importance table for a lab's specimen (with anatomy classes), through the results store."""
+    tables = lab.stored(params, lambda: {"layers": importance_sweep(lab, params, None, progress)}, recompute)
     table = tables["layers"]
     table["class"] = classify(table, lab.adapter.n_layers, thresholds)
     return table
+
+
+def connective_layers(table: pd.DataFrame) -> list[int]:
+    """The connective-tissue layers of a classified importance table."""
+    return sorted(int(l) for l in table.loc[table["class"] == "connective tissue", "layer"])
 
 
 def joint_ablation(lab, layers, mode: str = "neighbor_mean", tensors: str = "all", seed: int = 0,
                    prompt: str | None = None, max_new_tokens: int | None = None) -> dict:
     """Ablate several layers together (neighbour means use the intact weights): the perplexity change with
     its paired interval, and, with ``prompt``, the ablated model's greedy continuation."""
-    from .generation import generate
-
-    adapter, engine = lab.adapter, lab.engine  # the engine's cache must be built before any edit
-    layers = sorted({adapter.check_layer(l) for l in layers})
-    if not layers:
-        raise ValueError("choose at least one layer to ablate")
-    check_mode(mode)
-    with surgery(adapter) as op:
-        for layer in layers:
-            ablate(op, layer, mode, tensors)
-        result = engine.evaluate()
-        text = generate(lab.specimen, prompt, max_new_tokens or lab.profile.gen_tokens) if prompt else None
-    change, low, high = paired_change_interval(engine.baseline.block_nll, result.block_nll,
-                                               lab.profile.n_boot, seed)
-    return {"layers": layers, "mode": mode, "ppl": result.perplexity, "base_ppl": engine.baseline.perplexity,
-            "change_pct": change, "ci_low": low, "ci_high": high, "continuation": text}
+    layers = sorted({lab.adapter.check_layer(l) for l in layers})
+    measured = lab.measure(ablation(layers, mode, tensors), prompt, max_new_tokens, seed)
+    return {"layers": layers, "mode": mode, **measured.row(), "continuation": measured.continuation}
 
 
 def rank_agreement(table: pd.DataFrame) -> float:
@@ -161,7 +167,7 @@ def _fmt_layers(layers) -> str:
 
 
 def _overlap_verdict(ours: set, theirs: set) -> str:
-    from .report import verdict
+    from .verdicts import verdict
 
     if ours == theirs:
         return verdict(True)
@@ -173,7 +179,7 @@ def paper_claims(table: pd.DataFrame, paper_one_based: bool = False, thresholds:
 
     ``paper_one_based`` reads the paper's layer numbers as 1-based (L1 = our layer 0); the paper does not say.
     """
-    from .report import Claim, verdict
+    from .verdicts import Claim, verdict
 
     shift = (lambda ls: {l - 1 for l in ls}) if paper_one_based else set
     by_class = lambda *names: set(table.loc[table["class"].isin(names), "layer"])

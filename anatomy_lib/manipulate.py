@@ -1,4 +1,4 @@
-"""Diagnostic 4, manipulation strategies: what can replace a redundant layer?
+"""Chapter 5, manipulation strategies: what can replace a redundant layer?
 
 Strategies, applied to a chosen set of layers (each layer edited from the *intact* weights):
 
@@ -13,40 +13,28 @@ Strategies, applied to a chosen set of layers (each layer edited from the *intac
   matrix (``scope="all"``). Scaling q and k by alpha multiplies attention logits by alpha^2: it changes the
   softmax temperature, not only the layer's output size.
 
-Coherence of generation is measured, not only shown: greedy continuations of fixed prompts, their perplexity
-under the intact model, distinct-2 and distinct-3, a repetition rate, and correct answers to fixed factual
-questions.
+Coherence of generation is measured, not only shown (``generation.coherence``): greedy continuations of fixed
+prompts, their perplexity under the intact model, distinct-2 and distinct-3, a repetition rate, and correct
+answers to fixed factual questions.
 """
 from __future__ import annotations
 
-import math
-import re
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
-from .generation import DEFAULT_PROMPTS, format_prompt, generate
-from .stats import paired_change_interval
-from .surgery import surgery
+from .checks import finite_number, one_of, positive_int
+from .generation import coherence
+from .results import DiagnosticParams
 
 STRATEGIES = ("zero", "clone", "mix", "lowrank_mix", "scale")
 SCOPES = ("writers", "all")
+SIDES = ("prev", "next")
 PAPER = {"alpha": 0.9, "scale_change_pct": 49.0}
-FACTS = (
-    ("What is the capital of France?", ("paris",)),
-    ("What is the capital of Japan?", ("tokyo",)),
-    ("What is the capital of Italy?", ("rome",)),
-    ("How many days are in a week?", ("seven", "7")),
-    ("What is the largest planet in our solar system?", ("jupiter",)),
-    ("Who wrote Romeo and Juliet?", ("shakespeare",)),
-    ("What is the chemical formula of water?", ("h2o", "h₂o")),
-    ("What is two plus two?", ("four", "4")),
-    ("What language is mainly spoken in Brazil?", ("portuguese",)),
-    ("What color is the sky on a clear day?", ("blue",)),
-)
+DEFAULT_ALPHAS = (0.0, 0.25, 0.5, 0.75, 0.9, 1.0, 1.1, 1.25, 1.5)
 
 
 @dataclass(frozen=True)
@@ -61,24 +49,30 @@ class Manipulation:
     scope: str = "writers"  # scale
 
     def __post_init__(self):
-        if self.strategy not in STRATEGIES:
-            raise ValueError(f"unknown strategy {self.strategy!r}; choose one of {list(STRATEGIES)}")
-        for name in ("alpha", "t"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-                raise ValueError(f"{name} must be a finite number, got {value!r}")
-        if isinstance(self.rank, bool) or not isinstance(self.rank, int) or self.rank < 1:
-            raise ValueError(f"rank must be a positive integer, got {self.rank!r}")
-        if self.neighbor not in ("prev", "next"):
-            raise ValueError(f"unknown neighbor {self.neighbor!r}; choose 'prev' or 'next'")
-        if self.scope not in SCOPES:
-            raise ValueError(f"unknown scope {self.scope!r}; choose one of {list(SCOPES)}")
+        one_of(self.strategy, STRATEGIES, "strategy")
+        finite_number(self.alpha, "alpha")
+        finite_number(self.t, "t")
+        positive_int(self.rank, "rank")
+        one_of(self.neighbor, SIDES, "neighbor")
+        one_of(self.scope, SCOPES, "scope")
 
     def label(self) -> str:
         knobs = {"scale": f"alpha={self.alpha:g}, {self.scope}", "mix": f"t={self.t:g}, {self.neighbor}",
                  "lowrank_mix": f"t={self.t:g}, r={self.rank}, {self.neighbor}", "clone": self.neighbor,
                  "zero": ""}[self.strategy]
         return f"{self.strategy}({knobs})" if knobs else self.strategy
+
+    def edit(self, layers):
+        """The edit that applies this manipulation to every layer of ``layers`` (for ``Lab.measure``)."""
+        layers = sorted(set(layers))
+        if not layers:
+            raise ValueError("choose at least one layer to manipulate")
+
+        def edit(editor) -> None:
+            for layer in layers:
+                apply(editor, layer, self)
+
+        return edit
 
 
 def neighbour_of(n_layers: int, layer: int, side: str) -> int:
@@ -96,105 +90,35 @@ def low_rank(matrix: torch.Tensor, rank: int) -> torch.Tensor:
     return (u[:, :rank] * s[:rank]) @ vh[:rank]
 
 
-def apply(op, layer: int, m: Manipulation) -> None:
-    """Apply one manipulation to ``layer`` inside an open ``surgery`` (reads intact weights via ``original``)."""
-    adapter = op.adapter
+def apply(editor, layer: int, manipulation: Manipulation) -> None:
+    """Apply ``manipulation`` to ``layer`` inside an open ``surgery`` (reading intact weights via ``original``)."""
+    adapter, m = editor.adapter, manipulation
     adapter.check_layer(layer)
-    matrices = adapter.matrix_names
     if m.strategy == "zero":
-        for name in matrices:
-            op.replace(layer, name, torch.zeros_like(op.original(layer, name)))
+        for name in adapter.matrix_names:
+            editor.replace(layer, name, torch.zeros_like(editor.original(layer, name)))
         return
     if m.strategy == "scale":
-        names = [n for n in ("o", "down", "o_bias", "down_bias") if n in adapter.tensor_names] \
-            if m.scope == "writers" else list(matrices)
-        for name in names:
-            op.replace(layer, name, op.original(layer, name) * m.alpha)
+        editor.scale(layer, adapter.writer_names() if m.scope == "writers" else adapter.matrix_names, m.alpha)
         return
     source = neighbour_of(adapter.n_layers, layer, m.neighbor)
     for name in adapter.tensor_names:
-        own, other = op.original(layer, name).double(), op.original(source, name).double()
+        own, other = editor.original(layer, name).double(), editor.original(source, name).double()
         if m.strategy == "clone":
             value = other
         else:
             value = m.t * own + (1 - m.t) * other
             if m.strategy == "lowrank_mix" and value.ndim == 2:
                 value = low_rank(value, m.rank)
-        op.replace(layer, name, value)
+        editor.replace(layer, name, value)
 
 
-def measure(lab, layers, m: Manipulation, seed: int = 0) -> dict:
-    """Perplexity change (paired bootstrap interval) with ``m`` applied to every layer in ``layers``."""
-    adapter, engine = lab.adapter, lab.engine
-    layers = sorted({adapter.check_layer(l) for l in layers})
-    with surgery(adapter) as op:
-        for layer in layers:
-            apply(op, layer, m)
-        result = engine.evaluate()
-    change, low, high = paired_change_interval(engine.baseline.block_nll, result.block_nll, lab.profile.n_boot, seed)
-    return {**asdict(m), "label": m.label(), "layers": ",".join(map(str, layers)), "ppl": result.perplexity,
-            "base_ppl": engine.baseline.perplexity, "change_pct": change, "ci_low": low, "ci_high": high}
-
-
-# ---- coherence of generation ---------------------------------------------------------------------------------
-def _words(text: str) -> list[str]:
-    return re.findall(r"[a-z0-9']+", text.lower())
-
-
-def distinct_n(text: str, n: int) -> float:
-    """Unique word n-grams over all word n-grams (1.0: no n-gram repeats; empty text: 0)."""
-    words = _words(text)
-    grams = [tuple(words[i:i + n]) for i in range(len(words) - n + 1)]
-    return len(set(grams)) / len(grams) if grams else 0.0
-
-
-def repetition_rate(text: str, n: int = 3) -> float:
-    """Share of word n-grams that already occurred earlier in the same text."""
-    words = _words(text)
-    seen, repeats, total = set(), 0, 0
-    for i in range(len(words) - n + 1):
-        gram = tuple(words[i:i + n])
-        repeats += gram in seen
-        total += 1
-        seen.add(gram)
-    return repeats / total if total else 0.0
-
-
-def continuation_nll(specimen, prompt: str, continuation: str) -> float:
-    """Mean NLL (nats) of ``continuation`` after the formatted ``prompt``, under the model as it is now."""
-    tokenizer, model = specimen.tokenizer, specimen.model
-    context = tokenizer(format_prompt(specimen, prompt), add_special_tokens=False)["input_ids"]
-    answer = tokenizer(continuation, add_special_tokens=False)["input_ids"]
-    if not answer:
-        return float("nan")
-    ids = torch.tensor([context + answer], device=model.device)
-    with torch.inference_mode():
-        logits = model(input_ids=ids).logits[0, len(context) - 1:-1].float()
-    return float(torch.nn.functional.cross_entropy(logits, ids[0, len(context):]))
-
-
-def coherence(lab, layers=(), m: Manipulation | None = None, prompts=DEFAULT_PROMPTS, facts=FACTS,
-              max_new_tokens: int | None = None) -> tuple[dict, pd.DataFrame]:
-    """Generate under the manipulation, then score under the intact model: (metrics, generations table)."""
-    spec = lab.specimen
-    tokens = max_new_tokens or lab.profile.gen_tokens
-    with surgery(lab.adapter) as op:
-        if m is not None:
-            for layer in layers:
-                apply(op, layer, m)
-        texts = [generate(spec, p, tokens) for p in prompts]
-        answers = [generate(spec, q, 16) for q, _ in facts]
-    correct = [any(a in answer.lower() for a in accepted) for answer, (_, accepted) in zip(answers, facts)]
-    nll = [continuation_nll(spec, p, t) for p, t in zip(prompts, texts)]
-    joined = " ".join(texts)
-    metrics = {"generated_ppl": float(np.exp(np.nanmean(nll))) if not all(np.isnan(nll)) else float("nan"),
-               "distinct_2": distinct_n(joined, 2), "distinct_3": distinct_n(joined, 3),
-               "repetition_rate": float(np.mean([repetition_rate(t) for t in texts])),
-               "facts_correct": int(sum(correct)), "facts_total": len(facts)}
-    table = pd.DataFrame({"prompt": list(prompts) + [q for q, _ in facts], "kind": ["prompt"] * len(prompts) +
-                          ["fact"] * len(facts), "continuation": texts + answers,
-                          "correct": [None] * len(prompts) + correct})
-    return metrics, table
+def measure(lab, layers, manipulation: Manipulation, seed: int = 0) -> dict:
+    """Perplexity change (paired bootstrap interval) with ``manipulation`` applied to every layer of ``layers``."""
+    layers = sorted({lab.adapter.check_layer(l) for l in layers})
+    measured = lab.measure(manipulation.edit(layers), seed=seed)
+    return {**asdict(manipulation), "label": manipulation.label(), "layers": ",".join(map(str, layers)),
+            **measured.row()}
 
 
 # ---- the sweeps ------------------------------------------------------------------------------------------------
@@ -215,63 +139,92 @@ def knob_sweep(lab, layers, base: Manipulation, knob: str, values, seed: int = 0
     return pd.DataFrame(rows)
 
 
-def compression(lab, layers, alphas, others, seed: int = 0, progress: bool = True) -> pd.DataFrame:
+# The strategies compared on single layers, and beside scaling on the connective layers together. Their knobs
+# are Manipulation's defaults: changing those changes results, so bump ManipulationParams.VERSION with them.
+HEATMAP_STRATEGIES = tuple(Manipulation(s) for s in STRATEGIES) + (Manipulation("scale", scope="all"),)
+COMPARED_STRATEGIES = tuple(Manipulation(s) for s in ("zero", "clone", "mix", "lowrank_mix")) + (
+    Manipulation("scale", scope="all"),)
+
+
+def compression(lab, layers, alphas, seed: int = 0, progress: bool = True) -> pd.DataFrame:
     """Scale all of ``layers`` together by each alpha, and compare with the other strategies and with removing
     them: perplexity change and coherence of generation for each."""
     rows = []
     intact, _ = coherence(lab)
     rows.append({"strategy": "intact", "label": "intact", "alpha": 1.0, "change_pct": 0.0, "ci_low": 0.0,
                  "ci_high": 0.0, "ppl": lab.engine.baseline.perplexity, **intact})
-    jobs = [Manipulation("scale", alpha=a) for a in alphas] + list(others)
+    jobs = [Manipulation("scale", alpha=a) for a in alphas] + list(COMPARED_STRATEGIES)
     for m in tqdm(jobs, desc="compression", disable=not progress):
         change = measure(lab, layers, m, seed)
-        metrics, _ = coherence(lab, layers, m)
+        metrics, _ = coherence(lab, m.edit(layers))
         rows.append({"strategy": m.strategy, "label": m.label(), "alpha": m.alpha if m.strategy == "scale" else
                      np.nan, **{k: change[k] for k in ("change_pct", "ci_low", "ci_high", "ppl")}, **metrics})
     return pd.DataFrame(rows)
 
 
-def connective_layers(importance_table: pd.DataFrame) -> list[int]:
-    return sorted(int(l) for l in importance_table.loc[importance_table["class"] == "connective tissue", "layer"])
+@dataclass(frozen=True)
+class ManipulationParams(DiagnosticParams):
+    """Every table of chapter 5: the strategy-by-layer map, the knob sweeps and the compression experiment."""
+
+    DIAGNOSTIC = "manipulate"
+    VERSION = 1
+
+    heatmap_layers: tuple[int, ...] = field(default=(0, 3, 7, 11, 14, 17, 22, 29),
+                                            metadata={"help": "layers of the single-layer strategy map"})
+    sweep_layers: tuple[int, ...] = field(default=(11, 14), metadata={"help": "layers whose alpha, t and rank "
+                                                                               "curves are drawn"})
+    compress_layers: tuple[int, ...] | None = field(default=None, metadata={
+        "help": "layers scaled together (default: chapter 2's connective tissue)"})
+    alphas: tuple[float, ...] = field(default=DEFAULT_ALPHAS, metadata={"help": "scale factors swept"})
+    ts: tuple[float, ...] = field(default=(0.0, 0.25, 0.5, 0.75, 1.0), metadata={"help": "mix weights swept"})
+    ranks: tuple[int, ...] = field(default=(1, 4, 16, 64), metadata={"help": "low-rank ranks swept"})
+    seed: int = field(default=0, metadata={"help": "seed of the bootstrap intervals"})
+
+    def __post_init__(self):
+        for name in ("alphas", "ts"):
+            for value in getattr(self, name):
+                finite_number(value, name[:-1])
+        for rank in self.ranks:
+            positive_int(rank, "rank")
+
+    def resolved(self, lab) -> "ManipulationParams":
+        """With ``compress_layers`` filled in from the importance map when it is left to default."""
+        if self.compress_layers is not None:
+            return self
+        from .importance import ImportanceParams, connective_layers, importance
+
+        connective = connective_layers(importance(lab, ImportanceParams(seed=self.seed)))
+        return replace(self, compress_layers=tuple(connective))
 
 
-DEFAULT_ALPHAS = (0.0, 0.25, 0.5, 0.75, 0.9, 1.0, 1.1, 1.25, 1.5)
-
-
-def manipulation(lab, heatmap_layers, sweep_layers, compress_layers, alphas=DEFAULT_ALPHAS,
-                 ts=(0.0, 0.25, 0.5, 0.75, 1.0), ranks=(1, 4, 16, 64), seed: int = 0, recompute: bool = False,
+def manipulation(lab, params: ManipulationParams = ManipulationParams(), recompute: bool = False,
                  progress: bool = True) -> dict[str, pd.DataFrame]:
     """Every table of the manipulation chapter, through the results store."""
-    from .results import load_or_compute
-
-    defaults = [Manipulation(s) for s in STRATEGIES] + [Manipulation("scale", scope="all")]
-    others = [Manipulation("zero"), Manipulation("clone"), Manipulation("mix"), Manipulation("lowrank_mix"),
-              Manipulation("scale", scope="all")]
-    params = {"heatmap_layers": list(heatmap_layers), "sweep_layers": list(sweep_layers),
-              "compress_layers": list(compress_layers), "alphas": list(alphas), "ts": list(ts),
-              "ranks": list(ranks), "defaults": [asdict(m) for m in defaults], "seed": seed}
+    params = params.resolved(lab)
+    for layer in params.heatmap_layers + params.sweep_layers + params.compress_layers:
+        lab.adapter.check_layer(layer)
+    seed = params.seed
 
     def compute():
-        lab.engine  # build the cache before any edit
         sweeps = pd.concat([
-            knob_sweep(lab, sweep_layers, Manipulation("scale"), "alpha", alphas, seed, progress),
-            knob_sweep(lab, sweep_layers, Manipulation("scale", scope="all"), "alpha", alphas, seed, progress),
-            knob_sweep(lab, sweep_layers, Manipulation("mix"), "t", ts, seed, progress),
-            knob_sweep(lab, sweep_layers, Manipulation("lowrank_mix", t=1.0), "rank", ranks, seed, progress),
+            knob_sweep(lab, params.sweep_layers, Manipulation("scale"), "alpha", params.alphas, seed, progress),
+            knob_sweep(lab, params.sweep_layers, Manipulation("scale", scope="all"), "alpha", params.alphas, seed,
+                       progress),
+            knob_sweep(lab, params.sweep_layers, Manipulation("mix"), "t", params.ts, seed, progress),
+            knob_sweep(lab, params.sweep_layers, Manipulation("lowrank_mix", t=1.0), "rank", params.ranks, seed,
+                       progress),
         ], ignore_index=True)
         # alpha = 0 on the writers is exactly removing the layers (skip), so removal is a row of this table
-        table = compression(lab, compress_layers, alphas, others, seed, progress)
-        return {"heatmap": strategy_heatmap(lab, heatmap_layers, defaults, seed, progress), "sweeps": sweeps,
-                "compression": table}
+        table = compression(lab, params.compress_layers, params.alphas, seed, progress)
+        return {"heatmap": strategy_heatmap(lab, params.heatmap_layers, HEATMAP_STRATEGIES, seed, progress),
+                "sweeps": sweeps, "compression": table}
 
-    tables, _ = load_or_compute("manipulate", lab.request(params), compute, device=lab.specimen.device,
-                                recompute=recompute)
-    return tables
+    return lab.stored(params, compute, recompute)
 
 
 def paper_claims(tables: dict[str, pd.DataFrame]):
     """Only scaling (alpha = 0.9, +49%) keeps coherence; zero / clone / mix destroy it. Verdicts computed."""
-    from .report import Claim, verdict
+    from .verdicts import Claim, verdict
 
     comp = tables["compression"]
     intact = comp[comp["strategy"] == "intact"].iloc[0]

@@ -246,19 +246,20 @@ def functional_figure(functional, specimen: str | None = None):
     return _finish(fig, "", specimen)
 
 
-def prediction_scatter(actual, predicted_out, predicted_in, title: str, n_points: int = 4000, seed: int = 0):
-    """Predicted against real weights for one layer and component, held-out and in-sample fits side by side."""
+def prediction_scatter(actual, predicted_out, predicted_in, r2: tuple[float, float], title: str,
+                       n_points: int = 4000, seed: int = 0):
+    """Predicted against real weights for one layer and component, held-out and in-sample fits side by side;
+    ``r2`` holds the two fits' R^2 (held-out, in-sample) as the diagnostic computed them."""
     use_book_style()
     idx = np.random.default_rng(seed).choice(len(actual), size=min(n_points, len(actual)), replace=False)
     fig, axes = plt.subplots(1, 2, figsize=(10, 4.4), sharex=True, sharey=True)
-    for ax, predicted, label, colour in zip(axes, (predicted_out, predicted_in), ("held-out fit", "in-sample fit"),
-                                             sns.color_palette(PALETTE)[:2]):
+    for ax, predicted, label, score, colour in zip(axes, (predicted_out, predicted_in),
+                                                    ("held-out fit", "in-sample fit"), r2,
+                                                    sns.color_palette(PALETTE)[:2]):
         ax.scatter(actual[idx], predicted[idx], s=4, alpha=0.4, color=colour)
         lim = np.abs(actual[idx]).max()
         ax.plot([-lim, lim], [-lim, lim], color="black", linewidth=0.8, linestyle="--", label="perfect prediction")
-        sse = np.sum((actual - predicted) ** 2)
-        r2 = 1 - sse / np.sum((actual - actual.mean()) ** 2)
-        ax.set(xlabel="real weight", ylabel="predicted weight", title=f"{label}: R^2 = {r2:.2f}")
+        ax.set(xlabel="real weight", ylabel="predicted weight", title=f"{label}: R^2 = {score:.2f}")
         ax.legend(fontsize=9, loc="upper left")
     fig.suptitle(title, fontsize=12, fontweight="bold")
     fig.tight_layout()

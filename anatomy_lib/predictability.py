@@ -1,4 +1,4 @@
-"""Diagnostic 2, weight predictability: can layer l+1's weights be predicted from earlier layers'?
+"""Chapter 3, weight predictability: can layer l+1's weights be predicted from earlier layers'?
 
 The paper fits a ridge regression, reports R^2 ~ 0.91 for gate_proj, and finds that the predicted weights,
 swapped in, destroy the model (PPL > 100,000): the "R^2-perplexity paradox". It does not say what the samples
@@ -18,13 +18,16 @@ predicted and the real weight vector.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import numpy as np
 import pandas as pd
 import torch
 from sklearn.linear_model import Ridge
 from tqdm.auto import tqdm
 
-from .structure import stacked
+from .checks import one_of, positive_int, positive_number
+from .results import DiagnosticParams
 
 FORMULATIONS = ("layerwise", "elementwise")
 PAPER = {"gate_r2": 0.91, "substitution_ppl": 100_000.0}
@@ -47,8 +50,8 @@ def _projection(n_features: int, proj_dim: int, seed: int) -> np.ndarray:
 
 
 class _Layerwise:
-    def __init__(self, weights: np.ndarray, context: int, alpha: float, proj_dim: int, seed: int):
-        self.weights, self.context, self.alpha = weights, context, alpha
+    def __init__(self, weights: np.ndarray, context: int, ridge_alpha: float, proj_dim: int, seed: int):
+        self.weights, self.context, self.ridge_alpha = weights, context, ridge_alpha
         self.features = weights @ _projection(weights.shape[1], proj_dim, seed)  # (layers, proj_dim)
 
     def _x(self, sources):
@@ -59,37 +62,35 @@ class _Layerwise:
         # gives, for the new input, the weight of each training layer, and the prediction is that weighted sum.
         # Identical to fitting on the full weights, without copying them for every fit.
         x = np.stack([self._x(s) for s, _ in train_pairs])
-        mixing = Ridge(alpha=self.alpha).fit(x, np.eye(len(train_pairs))).predict(self._x(target_pair[0])[None])[0]
+        mixing = Ridge(alpha=self.ridge_alpha).fit(x, np.eye(len(train_pairs))).predict(self._x(target_pair[0])[None])[0]
         targets = [t for _, t in train_pairs]
         return mixing.astype(np.float32) @ self.weights[targets]
 
 
 class _Elementwise:
-    def __init__(self, weights: np.ndarray, context: int, alpha: float, max_positions: int, seed: int):
-        self.weights, self.context, self.alpha = weights, context, alpha
+    def __init__(self, weights: np.ndarray, context: int, ridge_alpha: float, max_positions: int, seed: int):
+        self.weights, self.context, self.ridge_alpha = weights, context, ridge_alpha
         n = weights.shape[1]
         self.sample = np.random.default_rng(seed).choice(n, size=min(n, max_positions), replace=False)
 
     def predict(self, train_pairs, target_pair) -> np.ndarray:
         x = np.concatenate([self.weights[s][:, self.sample].T for s, _ in train_pairs])
         y = np.concatenate([self.weights[t][self.sample] for _, t in train_pairs])
-        model = Ridge(alpha=self.alpha).fit(x, y)
+        model = Ridge(alpha=self.ridge_alpha).fit(x, y)
         return model.predict(self.weights[target_pair[0]].T)
 
 
-def predict_layers(weights: np.ndarray, formulation: str = "layerwise", context: int = 1, alpha: float = 1.0,
+def predict_layers(weights: np.ndarray, formulation: str = "layerwise", context: int = 1, ridge_alpha: float = 1.0,
                    proj_dim: int = 64, max_positions: int = 200_000, seed: int = 0, in_sample: bool = False,
                    targets=None):
     """Predicted weights for each target layer (default: all that have ``context`` earlier layers):
     {target: flat prediction}, out-of-sample unless ``in_sample``."""
-    if formulation not in FORMULATIONS:
-        raise ValueError(f"unknown formulation {formulation!r}; choose one of {list(FORMULATIONS)}")
+    one_of(formulation, FORMULATIONS, "formulation")
     if not 1 <= context < weights.shape[0] - 2:
         raise ValueError(f"context must be in 1..{weights.shape[0] - 3}, got {context}")
-    if not np.isfinite(alpha) or alpha <= 0:
-        raise ValueError(f"ridge alpha must be a positive finite number, got {alpha}")
-    model = (_Layerwise(weights, context, alpha, proj_dim, seed) if formulation == "layerwise"
-             else _Elementwise(weights, context, alpha, max_positions, seed))
+    positive_number(ridge_alpha, "ridge_alpha")
+    model = (_Layerwise(weights, context, ridge_alpha, proj_dim, seed) if formulation == "layerwise"
+             else _Elementwise(weights, context, ridge_alpha, max_positions, seed))
     pairs = _pairs(weights.shape[0], context)
     valid = [t for _, t in pairs]
     if targets is not None and not set(targets) <= set(valid):
@@ -104,17 +105,39 @@ def predict_layers(weights: np.ndarray, formulation: str = "layerwise", context:
     return out
 
 
-def predictability_table(adapter, components=None, formulation: str = "layerwise", context: int = 1,
-                         alpha: float = 1.0, proj_dim: int = 64, seed: int = 0, order=None,
-                         model: str = "specimen", progress: bool = True) -> pd.DataFrame:
+@dataclass(frozen=True)
+class PredictabilityParams(DiagnosticParams):
+    """The ridge fit (formulation, context, penalty, projection) and the layers swapped for predictions."""
+
+    DIAGNOSTIC = "predictability"
+    VERSION = 1
+
+    formulation: str = field(default="layerwise", metadata={
+        "choices": FORMULATIONS, "help": "a layer is a sample (layerwise) or a weight position is (elementwise)"})
+    context: int = field(default=1, metadata={"help": "how many previous layers predict the next"})
+    ridge_alpha: float = field(default=1.0, metadata={"help": "ridge penalty"})
+    proj_dim: int = field(default=64, metadata={"help": "layerwise: random-projection features per layer"})
+    substitutions: tuple[tuple[int, ...], ...] = field(default=((15,), tuple(range(10, 20))), metadata={
+        "help": "layer sets whose weights are swapped for predictions, each as 15, 10-19 or 3,5,7"})
+    seed: int = field(default=0, metadata={"help": "seed of the projection, the shuffle and the intervals"})
+
+    def __post_init__(self):
+        one_of(self.formulation, FORMULATIONS, "formulation")
+        positive_int(self.context, "context")
+        positive_number(self.ridge_alpha, "ridge_alpha")
+        positive_int(self.proj_dim, "proj_dim")
+
+
+def predictability_table(adapter, params: PredictabilityParams = PredictabilityParams(), components=None,
+                         order=None, model: str = "specimen", progress: bool = True) -> pd.DataFrame:
     """Tidy table: model, component, layer, fit (in/out-of-sample), r2, cosine."""
     components = adapter.matrix_names if components is None else components
     rows = []
     for component in tqdm(components, desc=f"ridge ({model})", disable=not progress, leave=False):
-        weights = stacked(adapter, component, order).numpy()
+        weights = adapter.stacked(component, order).numpy()
         for fit, in_sample in (("out-of-sample", False), ("in-sample", True)):
-            predicted = predict_layers(weights, formulation, context, alpha, proj_dim, seed=seed,
-                                       in_sample=in_sample)
+            predicted = predict_layers(weights, params.formulation, params.context, params.ridge_alpha,
+                                       params.proj_dim, seed=params.seed, in_sample=in_sample)
             for target, flat in predicted.items():
                 r2, cosine = r2_and_cosine(flat, weights[target])
                 rows.append({"model": model, "component": component, "layer": target, "fit": fit,
@@ -122,73 +145,64 @@ def predictability_table(adapter, components=None, formulation: str = "layerwise
     return pd.DataFrame(rows)
 
 
-def substitute_predictions(lab, layers, formulation: str = "layerwise", context: int = 1, alpha: float = 1.0,
-                           proj_dim: int = 64, seed: int = 0, in_sample: bool = False):
-    """Swap every matrix of ``layers`` for its predicted weights (each from the real earlier layers) and
-    measure perplexity: the paradox, measured. Returns (change %, low, high, perplexity)."""
-    from .stats import paired_change_interval
-    from .surgery import surgery
-
-    adapter, engine = lab.adapter, lab.engine  # the engine's cache must be built before any edit
-    layers = sorted({adapter.check_layer(l) for l in layers})
-    if min(layers) < context:
-        raise ValueError(f"layers below {context} have no {context} earlier layers to predict from")
-    with surgery(adapter) as op:
+def substitution(params: PredictabilityParams, layers, in_sample: bool = False):
+    """The edit that swaps every matrix of ``layers`` for its ridge prediction from the real earlier layers."""
+    def edit(editor) -> None:
+        adapter = editor.adapter
         for component in adapter.matrix_names:
-            weights = stacked(adapter, component).numpy()
-            predicted = predict_layers(weights, formulation, context, alpha, proj_dim, seed=seed,
-                                       in_sample=in_sample, targets=layers)
+            weights = adapter.stacked(component).numpy()
+            predicted = predict_layers(weights, params.formulation, params.context, params.ridge_alpha,
+                                       params.proj_dim, seed=params.seed, in_sample=in_sample, targets=layers)
             for layer in layers:
                 shape = adapter.tensor(layer, component).shape
-                op.replace(layer, component, torch.from_numpy(predicted[layer].reshape(shape)))
-        result = engine.evaluate()
-    change, low, high = paired_change_interval(engine.baseline.block_nll, result.block_nll,
-                                               lab.profile.n_boot, seed)
-    return change, low, high, result.perplexity
+                editor.replace(layer, component, torch.from_numpy(predicted[layer].reshape(shape)))
+
+    return edit
 
 
-def predictability(lab, formulation: str = "layerwise", context: int = 1, alpha: float = 1.0, proj_dim: int = 64,
-                   substitutions=((15,), tuple(range(10, 20))), seed: int = 0, recompute: bool = False,
+def substitute_predictions(lab, layers, params: PredictabilityParams = PredictabilityParams(),
+                           in_sample: bool = False):
+    """Swap every matrix of ``layers`` for its predicted weights and measure perplexity: the paradox, measured.
+    Returns a ``Measurement``."""
+    layers = sorted({lab.adapter.check_layer(l) for l in layers})
+    if min(layers) < params.context:
+        raise ValueError(f"layers below {params.context} have no {params.context} earlier layers to predict from")
+    return lab.measure(substitution(params, layers, in_sample), seed=params.seed)
+
+
+def predictability(lab, params: PredictabilityParams = PredictabilityParams(), recompute: bool = False,
                    progress: bool = True) -> dict[str, pd.DataFrame]:
     """R^2 and cosine for the specimen, a layer-shuffled copy and a randomly initialised model of the same
     config (in- and out-of-sample), plus the perplexity of the specimen with predicted weights swapped in."""
-    from .results import load_or_compute
     from .specimens import random_like
 
     n_layers = lab.adapter.n_layers
-    substitutions = [tuple(l for l in layers if context <= l < n_layers) for layers in substitutions]
+    substitutions = [tuple(l for l in layers if params.context <= l < n_layers) for layers in params.substitutions]
     substitutions = [s for s in substitutions if s]
-    params = {"formulation": formulation, "context": context, "alpha": alpha, "proj_dim": proj_dim,
-              "substitutions": [list(s) for s in substitutions], "seed": seed}
 
     def compute():
-        kw = dict(formulation=formulation, context=context, alpha=alpha, proj_dim=proj_dim, seed=seed,
-                  progress=progress)
-        order = np.random.default_rng(seed).permutation(n_layers).tolist()
-        null = random_like(lab.specimen, seed)
-        fits = pd.concat([predictability_table(lab.adapter, model="specimen", **kw),
-                          predictability_table(lab.adapter, order=order, model="layer-shuffled", **kw),
-                          predictability_table(null.adapter, model="random init", **kw)], ignore_index=True)
+        order = np.random.default_rng(params.seed).permutation(n_layers).tolist()
+        null = random_like(lab.specimen, params.seed)
+        fits = pd.concat([predictability_table(lab.adapter, params, model="specimen", progress=progress),
+                          predictability_table(lab.adapter, params, order=order, model="layer-shuffled",
+                                               progress=progress),
+                          predictability_table(null.adapter, params, model="random init", progress=progress)],
+                         ignore_index=True)
         del null
         rows = []
         for layers in tqdm(substitutions, desc="substitution", disable=not progress, leave=False):
             for fit, in_sample in (("out-of-sample", False), ("in-sample", True)):
-                change, low, high, ppl = substitute_predictions(lab, layers, formulation, context, alpha,
-                                                                proj_dim, seed, in_sample)
+                measured = substitute_predictions(lab, layers, params, in_sample)
                 rows.append({"layers": f"{layers[0]}-{layers[-1]}" if len(layers) > 1 else str(layers[0]),
-                             "n_layers": len(layers), "fit": fit, "ppl": ppl,
-                             "base_ppl": lab.engine.baseline.perplexity, "change_pct": change, "ci_low": low,
-                             "ci_high": high})
+                             "n_layers": len(layers), "fit": fit, **measured.row()})
         return {"fits": fits, "substitution": pd.DataFrame(rows)}
 
-    tables, _ = load_or_compute("predictability", lab.request(params), compute, device=lab.specimen.device,
-                                recompute=recompute)
-    return tables
+    return lab.stored(params, compute, recompute)
 
 
 def paper_claims(tables: dict[str, pd.DataFrame]):
     """R^2 ~ 0.91 for gate and PPL > 100,000 after substitution, beside ours, verdicts computed."""
-    from .report import Claim, verdict
+    from .verdicts import Claim, verdict
 
     fits = tables["fits"]
     mean = fits.groupby(["model", "component", "fit"])["r2"].mean()

@@ -1,9 +1,11 @@
 """The results store: diagnostic tables saved under ``data/results/<specimen>/<diagnostic>/`` with a manifest.
 
 A request is everything that determines a result: specimen identity (weights hash included), the text blocks,
-and every parameter. Its canonical JSON hashes to the file stem. ``load`` returns stored tables only when the
-manifest's request equals the one asked for and every table's SHA-256 still matches; anything else (missing,
-truncated, corrupt, stale) reads as absent and is recomputed. Writes go to a temporary file, then are renamed.
+the diagnostic's algorithm version and every parameter (a frozen ``DiagnosticParams`` dataclass). Its canonical
+JSON hashes to the file stem. ``load`` returns stored tables only when the manifest's request equals the one
+asked for and every table's SHA-256 still matches; anything else (missing, truncated, corrupt, stale, another
+algorithm version) reads as absent and is recomputed. Writes go to a temporary file, then are renamed. A fresh
+computation is returned as read back from its CSV, so a hit and a miss give tables of the same column types.
 """
 from __future__ import annotations
 
@@ -17,9 +19,10 @@ import subprocess
 import tempfile
 import time
 import warnings
+from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable
+from typing import Callable, ClassVar
 
 import pandas as pd
 
@@ -35,6 +38,20 @@ def data_root() -> Path:
     if repo_data.is_dir():
         return repo_data
     return Path.home() / ".cache" / "anatomy_lib"
+
+
+@dataclass(frozen=True)
+class DiagnosticParams:
+    """Base of every diagnostic's parameters. A subclass is a frozen dataclass whose fields are every knob that
+    determines the result (the CLI builds its options from them); ``DIAGNOSTIC`` names its folder in the store
+    and ``VERSION`` is bumped whenever the computation changes, so results of an older algorithm are never served.
+    """
+
+    DIAGNOSTIC: ClassVar[str] = ""
+    VERSION: ClassVar[int] = 1
+
+    def as_request(self) -> dict:
+        return {"diagnostic": {"name": self.DIAGNOSTIC, "version": self.VERSION}, "params": asdict(self)}
 
 
 def canonical_json(obj) -> str:
@@ -62,7 +79,7 @@ def environment() -> dict:
     import torch
     import transformers
 
-    from . import __version__
+    from .version import __version__
 
     return {"anatomy_lib": __version__, "git_commit": git_commit(), "torch": torch.__version__,
             "transformers": transformers.__version__, "python": platform.python_version(),
@@ -130,16 +147,23 @@ class ResultStore:
             return None
 
 
+def _as_stored(tables: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """Tables as a CSV round trip gives them back: the types a stored hit has."""
+    return {name: pd.read_csv(io.BytesIO(table.to_csv(index=False).encode())) for name, table in tables.items()}
+
+
 def load_or_compute(diagnostic: str, request: dict, compute: Callable[[], dict[str, pd.DataFrame]],
                     store: ResultStore | None = None, device: str = "", recompute: bool = False, save: bool = True):
-    """Return ``(tables, manifest)`` from the store if it holds this exact request, else compute and save."""
+    """Return ``(tables, manifest)`` from the store if it holds this exact request, else compute and save.
+
+    Either way the tables are those a CSV read returns, so callers see one set of column types."""
     store = store or ResultStore()
     if not recompute:
         found = store.load(diagnostic, request)
         if found is not None:
             return found
     started = time.perf_counter()
-    tables = compute()
+    tables = _as_stored(compute())
     provenance = {"environment": environment(), "device": device,
                   "wall_time_s": round(time.perf_counter() - started, 3),
                   "created": datetime.now(timezone.utc).isoformat(timespec="seconds")}

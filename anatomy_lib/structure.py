@@ -1,4 +1,4 @@
-"""Diagnostic 3, weight structure: do consecutive layers' weight changes anti-correlate?
+"""Chapter 4, weight structure: do consecutive layers' weight changes anti-correlate?
 
 With D_l = W_(l+1) - W_l, the paper reports corr(D_l, D_(l+1)) of about -0.50 in every component and reads
 it as an oscillatory "compensation". But if layers were independent draws W_l = mu + e_l, then
@@ -11,19 +11,18 @@ quantisation noise, which is independent per layer and so pulls the correlation 
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import numpy as np
 import pandas as pd
 import torch
 import torch.nn.functional as F
 
+from .checks import positive_int
+from .results import DiagnosticParams
+
 LAGS = (1, 2, 3)
 ANALYTIC_NULL = {1: -0.5, 2: 0.0, 3: 0.0}
-
-
-def stacked(adapter, component: str, order=None) -> torch.Tensor:
-    """(n_layers, n_elements) float32 stack of one component's weights, in ``order`` (default: depth)."""
-    order = range(adapter.n_layers) if order is None else order
-    return torch.stack([adapter.tensor(l, component).detach().float().reshape(-1).cpu() for l in order])
 
 
 def _corr(a: torch.Tensor, b: torch.Tensor) -> float:
@@ -47,7 +46,7 @@ def delta_correlations(adapter, components=None, lags=LAGS, order=None, model: s
     components = adapter.matrix_names if components is None else components
     tables = []
     for component in components:
-        table = delta_correlations_of(stacked(adapter, component, order), lags)
+        table = delta_correlations_of(adapter.stacked(component, order), lags)
         tables.append(table.assign(component=component, model=model))
     return pd.concat(tables, ignore_index=True)[["model", "component", "layer", "lag", "corr"]]
 
@@ -83,11 +82,10 @@ def residual_update_correlations(engine) -> pd.DataFrame:
     Reports, per layer, the Pearson correlation of u_l and u_(l+1) over all tokens and dimensions, and the mean
     per-token cosine between them. Compensation would show as consistently negative values.
     """
-    streams = engine.residuals
     rows = []
-    for layer in range(len(streams) - 2):
-        u = (streams[layer + 1] - streams[layer]).float()
-        v = (streams[layer + 2] - streams[layer + 1]).float()
+    for layer in range(engine.adapter.n_layers - 1):
+        u = (engine.stream(layer + 1) - engine.stream(layer)).float()
+        v = (engine.stream(layer + 2) - engine.stream(layer + 1)).float()
         rows.append({"layer": layer, "corr": _corr(u.reshape(-1), v.reshape(-1)),
                      "mean_token_cosine": F.cosine_similarity(u, v, dim=-1).mean().item()})
     return pd.DataFrame(rows)
@@ -116,7 +114,7 @@ def quantisation_share(adapter, components=None) -> pd.DataFrame:
     components = adapter.matrix_names if components is None else components
     rows = []
     for component in components:
-        weights = stacked(adapter, component)
+        weights = adapter.stacked(component)
         noise = [q4_1_noise(w) for w in weights]
         deltas = weights[1:] - weights[:-1]
         for layer in range(len(deltas) - 1):
@@ -131,31 +129,45 @@ def quantisation_share(adapter, components=None) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def structure(lab, lags=LAGS, n_shuffles: int = 5, seed: int = 0, recompute: bool = False) -> dict[str, pd.DataFrame]:
+@dataclass(frozen=True)
+class StructureParams(DiagnosticParams):
+    """Which lags, how many layer-shuffled copies, and the seed of the shuffles and the random-init null."""
+
+    DIAGNOSTIC = "structure"
+    VERSION = 1
+
+    lags: tuple[int, ...] = field(default=LAGS, metadata={"help": "corr(D_l, D_l+k) for these k"})
+    n_shuffles: int = field(default=5, metadata={"help": "layer-shuffled copies of the specimen"})
+    seed: int = field(default=0, metadata={"help": "seed of the shuffles and of the random-init null"})
+
+    def __post_init__(self):
+        for lag in self.lags:
+            positive_int(lag, "lag")
+        positive_int(self.n_shuffles, "n_shuffles")
+
+
+def structure(lab, params: StructureParams = StructureParams(), recompute: bool = False) -> dict[str, pd.DataFrame]:
     """Delta correlations of the specimen beside its nulls (layer-shuffled, random init), the functional
     view on the residual stream, and the quantisation-noise budget."""
-    from .results import load_or_compute
     from .specimens import random_like
 
-    params = {"lags": list(lags), "n_shuffles": n_shuffles, "seed": seed}
+    lags = params.lags
 
     def compute():
-        null = random_like(lab.specimen, seed)
+        null = random_like(lab.specimen, params.seed)
         weights = pd.concat([delta_correlations(lab.adapter, lags=lags).assign(shuffle=-1),
-                             shuffled_null(lab.adapter, n_shuffles, seed, lags=lags),
+                             shuffled_null(lab.adapter, params.n_shuffles, params.seed, lags=lags),
                              delta_correlations(null.adapter, lags=lags, model="random init").assign(shuffle=-1)],
                             ignore_index=True)
         return {"weights": weights, "functional": residual_update_correlations(lab.engine),
                 "quantisation": quantisation_share(lab.adapter)}
 
-    tables, _ = load_or_compute("structure", lab.request(params), compute, device=lab.specimen.device,
-                                recompute=recompute)
-    return tables
+    return lab.stored(params, compute, recompute)
 
 
 def paper_claims(tables: dict[str, pd.DataFrame], tolerance: float = 0.05):
     """-0.50 in every component, and whether it says anything beyond independent layers; verdicts computed."""
-    from .report import Claim, verdict
+    from .verdicts import Claim, verdict
 
     weights = tables["weights"].query("lag == 1")
     mean = weights.groupby(["model", "component"], sort=False)["corr"].mean()

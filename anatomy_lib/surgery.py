@@ -1,38 +1,22 @@
 """Weight surgery that always undoes itself.
 
 ``with surgery(model) as s:`` hands out an editor whose methods change layer tensors in place (replace,
-scale, add noise, skip a block, or any function). On leaving the block, also through an exception or a
+scale, add noise, skip a block). On leaving the block, also through an exception or a
 KeyboardInterrupt, every touched tensor is copied back from a saved clone, so the model is bit-for-bit what
 it was. Edited layers are registered on the model while the block is active, which lets the prefix cache of
 ``engine.py`` rerun only the layers at and after the first edit.
 """
 from __future__ import annotations
 
-import math
 from contextlib import contextmanager
-from typing import Callable, Iterable
+from typing import Iterable
 
 import torch
 
-from .adapter import ATTN_WRITERS, MLP_WRITERS, ModelAdapter
+from .adapter import as_adapter
+from .checks import finite_number, non_negative_number
 
 SKIP_PARTS = ("block", "attn", "mlp")
-
-
-def as_adapter(model_or_adapter) -> ModelAdapter:
-    if isinstance(model_or_adapter, ModelAdapter):
-        return model_or_adapter
-    if hasattr(model_or_adapter, "adapter") and hasattr(model_or_adapter, "model"):  # a Specimen
-        return model_or_adapter.adapter
-    return ModelAdapter(model_or_adapter)
-
-
-def _finite_number(value, what: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"{what} must be a finite number, got {value!r}")
-    if not math.isfinite(value):
-        raise ValueError(f"{what} must be a finite number, got {value!r}")
-    return float(value)
 
 
 class WeightSurgery:
@@ -42,15 +26,6 @@ class WeightSurgery:
         self.adapter = as_adapter(model_or_adapter)
         self._saved: dict[tuple[int, str], torch.Tensor] = {}
         self._layers: set[int] = set()
-
-    @property
-    def layers(self) -> list[int]:
-        """Edited layers, in order."""
-        return sorted(self._layers)
-
-    @property
-    def first_layer(self) -> int | None:
-        return min(self._layers) if self._layers else None
 
     def _target(self, layer: int, name: str) -> torch.Tensor:
         tensor = self.adapter.tensor(self.adapter.check_layer(layer), name)
@@ -62,7 +37,7 @@ class WeightSurgery:
                 edits[layer] = edits.get(layer, 0) + 1
         return tensor
 
-    def _names(self, layer: int, names: str | Iterable[str] | None) -> list[str]:
+    def _names(self, names: str | Iterable[str] | None) -> list[str]:
         valid = self.adapter.tensor_names
         if names is None:
             return list(valid)
@@ -87,22 +62,17 @@ class WeightSurgery:
             raise ValueError(f"replacement for layer {layer} {name!r} contains NaN or inf")
         self._target(layer, name).copy_(value.to(target.dtype))
 
-    def apply(self, layer: int, name: str, fn: Callable[[torch.Tensor], torch.Tensor]) -> None:
-        """Replace a tensor by ``fn(original)``."""
-        self.replace(layer, name, fn(self.original(layer, name).clone()))
-
     def scale(self, layer: int, names: str | Iterable[str] | None, factor: float) -> None:
-        factor = _finite_number(factor, "scale factor")
-        for name in self._names(layer, names):
+        """Multiply tensors (default: all of the layer's) by ``factor``."""
+        factor = finite_number(factor, "scale factor")
+        for name in self._names(names):
             self._target(layer, name).mul_(factor)
 
     def add_noise(self, layer: int, names: str | Iterable[str] | None, std: float,
                   generator: torch.Generator | None = None, relative: bool = True) -> None:
         """Add Gaussian noise; with ``relative`` its std is ``std`` times each tensor's own std."""
-        std = _finite_number(std, "noise std")
-        if std < 0:
-            raise ValueError(f"noise std must be >= 0, got {std}")
-        for name in self._names(layer, names):
+        std = non_negative_number(std, "noise std")
+        for name in self._names(names):
             target = self._target(layer, name)
             sigma = std * (target.float().std().item() if relative and target.numel() > 1 else 1.0)
             noise = torch.randn(target.shape, generator=generator, dtype=torch.float32)
@@ -116,10 +86,8 @@ class WeightSurgery:
         """
         if part not in SKIP_PARTS:
             raise ValueError(f"unknown part {part!r}; choose one of {list(SKIP_PARTS)}")
-        writers = {"block": ATTN_WRITERS + MLP_WRITERS, "attn": ATTN_WRITERS, "mlp": MLP_WRITERS}[part]
-        for name in writers:
-            if name in self.adapter.tensor_names:
-                self._target(layer, name).zero_()
+        for name in self.adapter.writer_names(part):
+            self._target(layer, name).zero_()
 
     def restore(self) -> None:
         """Copy every saved original back and unregister the edited layers."""

@@ -6,7 +6,7 @@ import ipywidgets as widgets
 import matplotlib.pyplot as plt
 
 from .plots import spectra_figure
-from .weights import singular_values, weight_norms
+from .weight_stats import singular_values, weight_norms
 
 
 def _show_in(output: widgets.Output, *objects) -> None:
@@ -96,27 +96,30 @@ def ablation_explorer(lab, layers=(11,), mode: str = "neighbor_mean", prompt: st
     return _button_explorer(pick, [how], button, tables)
 
 
-def prediction_explorer(specimen, component: str = "gate", layer: int = 15, formulation: str = "layerwise",
-                        context: int = 1, alpha: float = 1.0):
-    """Pick a component and a target layer: predicted vs real weights, held-out and in-sample fits."""
+def prediction_explorer(specimen, params=None, component: str = "gate", layer: int = 15):
+    """Pick a component and a target layer: predicted vs real weights, held-out and in-sample fits, with the
+    chapter's ridge parameters (a ``PredictabilityParams``)."""
     from .plots import prediction_scatter
-    from .predictability import predict_layers
-    from .structure import stacked
+    from .predictability import PredictabilityParams, predict_layers, r2_and_cosine
 
+    params = params or PredictabilityParams()
     adapter = specimen.adapter
     adapter.check_layer(layer)
     pick = widgets.Dropdown(options=list(adapter.matrix_names), value=component, description="component")
-    slider = widgets.IntSlider(value=layer, min=context, max=adapter.n_layers - 1, description="layer",
+    slider = widgets.IntSlider(value=layer, min=params.context, max=adapter.n_layers - 1, description="layer",
                                continuous_update=False)
     output = widgets.Output()
 
     def figure():
-        weights = stacked(adapter, pick.value).numpy()
-        kw = dict(formulation=formulation, context=context, alpha=alpha, targets=[slider.value])
+        weights = adapter.stacked(pick.value).numpy()
+        kw = dict(formulation=params.formulation, context=params.context, ridge_alpha=params.ridge_alpha,
+                  proj_dim=params.proj_dim, seed=params.seed, targets=[slider.value])
         held_out = predict_layers(weights, **kw)[slider.value]
         in_sample = predict_layers(weights, in_sample=True, **kw)[slider.value]
-        return prediction_scatter(weights[slider.value], held_out, in_sample,
-                                  f"{pick.value}, layer {slider.value} ({formulation} ridge), {specimen.name}")
+        actual = weights[slider.value]
+        r2 = (r2_and_cosine(held_out, actual)[0], r2_and_cosine(in_sample, actual)[0])
+        return prediction_scatter(actual, held_out, in_sample, r2, f"{pick.value}, layer {slider.value} "
+                                  f"({params.formulation} ridge), {specimen.name}", seed=params.seed)
 
     for control in (pick, slider):
         control.observe(lambda _: _redraw(output, figure), names="value")
@@ -127,7 +130,7 @@ def prediction_explorer(specimen, component: str = "gate", layer: int = 15, form
 def delta_map_explorer(specimens: dict, component: str = "gate"):
     """Pick a component and a model (specimen, shuffled, random init): the map of corr(D_i, D_j)."""
     from .plots import correlation_map_figure
-    from .structure import delta_correlation_matrix, stacked
+    from .structure import delta_correlation_matrix
 
     first = next(iter(specimens.values()))[0]
     names = list(first.adapter.matrix_names)
@@ -137,7 +140,7 @@ def delta_map_explorer(specimens: dict, component: str = "gate"):
 
     def figure():
         spec, order = specimens[which.value]
-        matrix = delta_correlation_matrix(stacked(spec.adapter, pick.value, order))
+        matrix = delta_correlation_matrix(spec.adapter.stacked(pick.value, order))
         return correlation_map_figure(matrix, f"{pick.value}: {which.value}", spec.name)
 
     for control in (pick, which):
@@ -150,8 +153,7 @@ def manipulation_explorer(lab, layers=(14,), strategy: str = "scale", alpha: flo
     """Pick layers, a strategy and its knobs (alpha, t, rank, scope, neighbour), press the button: perplexity
     change with its interval and the manipulated model's continuation of a fixed prompt, beside the intact one."""
     from .generation import DEFAULT_PROMPTS, generate
-    from .manipulate import STRATEGIES, Manipulation, apply, measure
-    from .surgery import surgery
+    from .manipulate import SCOPES, SIDES, STRATEGIES, Manipulation
 
     adapter = lab.adapter
     prompt = prompt or DEFAULT_PROMPTS[0]
@@ -162,20 +164,17 @@ def manipulation_explorer(lab, layers=(14,), strategy: str = "scale", alpha: flo
     t_s = widgets.FloatSlider(value=0.5, min=0.0, max=1.0, step=0.05, description="t (mix)", layout=width)
     rank_s = widgets.IntSlider(value=16, min=1, max=min(adapter.tensor(0, "q").shape), description="rank",
                                layout=width)
-    scope = widgets.Dropdown(options=["writers", "all"], value="writers", description="scale scope", layout=width)
-    side = widgets.Dropdown(options=["prev", "next"], value="prev", description="neighbour", layout=width)
+    scope = widgets.Dropdown(options=list(SCOPES), value="writers", description="scale scope", layout=width)
+    side = widgets.Dropdown(options=list(SIDES), value="prev", description="neighbour", layout=width)
     button = widgets.Button(description="apply", button_style="primary", icon="sliders")
     intact = generate(lab.specimen, prompt, lab.profile.gen_tokens)
 
     def tables():
         m = Manipulation(how.value, alpha=alpha_s.value, t=t_s.value, rank=rank_s.value, neighbor=side.value,
                          scope=scope.value)
-        r = measure(lab, pick.value, m)
-        with surgery(adapter) as op:
-            for layer in pick.value:
-                apply(op, layer, m)
-            text = generate(lab.specimen, prompt, lab.profile.gen_tokens)
-        return _edit_tables({**r, "layers": sorted(pick.value)}, r["label"], prompt, intact, text,
-                            "manipulated model")
+        layers = sorted(pick.value)
+        measured = lab.measure(m.edit(layers), prompt)
+        return _edit_tables({**measured.row(), "layers": layers}, m.label(), prompt, intact,
+                            measured.continuation, "manipulated model")
 
     return _button_explorer(pick, [how, alpha_s, t_s, rank_s, scope, side], button, tables)

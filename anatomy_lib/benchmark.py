@@ -1,10 +1,10 @@
 """Benchmarks (scripts, never timed tests).
 
-``python -m anatomy_lib.bench perplexity`` prints, from one run on one specimen: the engine's tokens/s; that
+``python -m anatomy_lib.benchmark perplexity`` prints, from one run on one specimen: the engine's tokens/s; that
 throughput as a fraction of this machine's fp32 matmul peak measured in the same run; and, for a sweep that
 ablates each layer in turn (the paper's neighbour-mean ablation), the time of the importance diagnostic with
 its prefix cache against (a) a naive loop of full forwards through the model's own ``forward`` and (b) the same
-engine restarting at layer 0. ``python -m anatomy_lib.bench importance --modes skip ...`` times the sweep for
+engine restarting at layer 0. ``python -m anatomy_lib.benchmark importance --modes skip ...`` times the sweep for
 other ablation modes.
 """
 from __future__ import annotations
@@ -53,33 +53,44 @@ def _setup(specimen: str, n_blocks: int, block_len: int):
 def sweep_timings(spec, blocks, batch_size: int, layers: list[int] | None, mode: str) -> dict:
     """Time a full importance sweep three ways: the diagnostic itself (prefix cache, cache build included),
     the same engine restarting every evaluation at layer 0, and a naive loop of the model's own forward."""
-    from .engine import PerplexityEngine, plain_evaluation
-    from .importance import ablate, importance_sweep
+    from dataclasses import replace
+
+    from .engine import plain_evaluation
+    from .importance import ImportanceParams, ablation, importance_sweep
+    from .lab import Lab
+    from .runtime import get_profile
     from .surgery import surgery
 
     layers = list(range(spec.adapter.n_layers)) if layers is None else layers
+    profile = replace(get_profile("quick"), name="benchmark", n_blocks=blocks.n_blocks, batch_size=batch_size,
+                      n_boot=200)
+    lab = Lab(spec, profile, blocks, progress=False)
     started = time.perf_counter()
-    engine = PerplexityEngine(spec.model, blocks, batch_size=batch_size, progress=False)
-    table = importance_sweep(engine, mode, layers, n_boot=200, progress=False)
+    table = importance_sweep(lab, ImportanceParams(mode=mode), layers, progress=False)
     timings = {"prefix cache (the diagnostic)": time.perf_counter() - started}
+    engine = lab.engine
 
-    started = time.perf_counter()
-    engine.evaluate(start=0)
-    uncached = []
-    for layer in tqdm(layers, desc="engine without cache", leave=False):
-        with surgery(spec.adapter) as op:
-            ablate(op, layer, mode)
-            uncached.append(engine.evaluate(start=0).mean_nll)
-    timings["engine, no cache"] = time.perf_counter() - started
+    def timed_loop(name: str, evaluate) -> list[float]:
+        started = time.perf_counter()
+        values = []
+        for layer in tqdm(layers, desc=name, leave=False):
+            with surgery(spec.adapter) as editor:
+                ablation([layer], mode)(editor)
+                values.append(evaluate())
+        timings[name] = time.perf_counter() - started
+        return values
 
-    started = time.perf_counter()
-    base = plain_evaluation(spec.model, blocks, batch_size).mean_nll
-    naive = []
-    for layer in tqdm(layers, desc="naive full forwards", leave=False):
-        with surgery(spec.adapter) as op:
-            ablate(op, layer, mode)
-            naive.append(plain_evaluation(spec.model, blocks, batch_size).mean_nll)
-    timings["naive full forwards"] = time.perf_counter() - started
+    def timed_baseline(evaluate) -> tuple[float, float]:  # every way pays one pass of the intact model
+        started = time.perf_counter()
+        value = evaluate()
+        return value, time.perf_counter() - started
+
+    _, base_time = timed_baseline(lambda: engine.evaluate(start=0))
+    timed_loop("engine, no cache", lambda: engine.evaluate(start=0).mean_nll)
+    timings["engine, no cache"] += base_time
+    base, base_time = timed_baseline(lambda: plain_evaluation(spec.model, blocks, batch_size).mean_nll)
+    naive = timed_loop("naive full forwards", lambda: plain_evaluation(spec.model, blocks, batch_size).mean_nll)
+    timings["naive full forwards"] += base_time
 
     ours = np.log1p(table["change_pct"].to_numpy() / 100) + engine.baseline.mean_nll
     print(f"sweep of {len(layers)} layers, {mode} ablation (baseline pass included in each):")
@@ -119,7 +130,7 @@ def bench_importance(specimen: str, n_blocks: int, block_len: int, batch_size: i
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m anatomy_lib.bench", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m anatomy_lib.benchmark", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("what", choices=["perplexity", "importance"])
     parser.add_argument("--specimen", default="smollm2-135m-instruct-q4")
