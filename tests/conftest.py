@@ -35,6 +35,14 @@ def tiny_blocks():
     return blocks_from_ids(ids, n_blocks=4, block_len=48, seed=0)
 
 
+def tiny_lab(spec, blocks, profile: str = "smoke"):
+    """A Lab over a tiny model and hand-made blocks (tiny models have no tokenizer for ``open_lab``)."""
+    from anatomy_lib.lab import Lab
+    from anatomy_lib.runtime import get_profile
+
+    return Lab(spec, get_profile(profile), blocks, progress=False)
+
+
 @pytest.fixture(scope="session")
 def real_specimen():
     """The real offline specimen, loaded once per test session."""

@@ -4,22 +4,22 @@ import numpy as np
 import pytest
 import torch
 
-from anatomy_lib import plots, report, weights
+from anatomy_lib import plots, verdicts, weight_stats
 from anatomy_lib.generation import generate
 
 matplotlib.use("Agg")
 
 
 def test_weight_norms_and_spectra(tiny):
-    norms = weights.weight_norms(tiny.adapter)
+    norms = weight_stats.weight_norms(tiny.adapter)
     assert set(norms["layer"]) == set(range(tiny.adapter.n_layers))
     q = tiny.adapter.tensor(2, "q")
     row = norms.query("layer == 2 and tensor == 'q'").iloc[0]
     assert row.frobenius == pytest.approx(q.norm().item(), rel=1e-6)
-    spectrum = weights.singular_values(tiny.adapter, 2)
+    spectrum = weight_stats.singular_values(tiny.adapter, 2)
     sigma = spectrum.query("tensor == 'q'")["sigma"].to_numpy()
     np.testing.assert_allclose(sigma, torch.linalg.svdvals(q).numpy(), rtol=1e-5)
-    ranks = weights.effective_rank(spectrum)
+    ranks = weight_stats.effective_rank(spectrum)
     assert (ranks["effective_rank"] <= ranks["full_rank"] + 1e-6).all() and (ranks["effective_rank"] >= 1).all()
     fig = plots.spectra_figure(spectrum, norms, "tiny")
     assert fig.axes[0].get_title() and fig.axes[0].get_xlabel()
@@ -32,16 +32,16 @@ def test_effective_rank_of_known_spectra():
 
     flat = pd.DataFrame({"tensor": "a", "sigma": [1.0] * 8, "index": range(8)})
     spike = pd.DataFrame({"tensor": "b", "sigma": [1.0] + [0.0] * 7, "index": range(8)})
-    ranks = weights.effective_rank(pd.concat([flat, spike]))
+    ranks = weight_stats.effective_rank(pd.concat([flat, spike]))
     assert ranks["effective_rank"].tolist() == pytest.approx([8.0, 1.0])
 
 
 def test_claims_need_a_known_verdict():
-    assert report.verdict(True) == "reproduced" and report.verdict(None) == "not comparable"
-    assert report.verdict(False, partly=True) == "partly reproduced"
+    assert verdicts.verdict(True) == "reproduced" and verdicts.verdict(None) == "not comparable"
+    assert verdicts.verdict(False, partly=True) == "partly reproduced"
     with pytest.raises(ValueError, match="choose one of"):
-        report.Claim("x", "1", "2", "kind of")
-    table = report.claims_table([report.Claim("x", "1", "1", "reproduced")])
+        verdicts.Claim("x", "1", "2", "kind of")
+    table = verdicts.claims_table([verdicts.Claim("x", "1", "1", "reproduced")])
     assert list(table.columns) == ["Claim", "Paper", "Ours", "Verdict", "Note"]
 
 

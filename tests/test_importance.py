@@ -6,11 +6,12 @@ import pandas as pd
 import pytest
 import torch
 
-from anatomy_lib.engine import PerplexityEngine, plain_evaluation
-from anatomy_lib.importance import (MODES, PAPER, Thresholds, ablate, classify, importance_range_orders,
-                                    importance_sweep, neighbors, paper_claims, rank_agreement)
+from anatomy_lib.engine import plain_evaluation
+from anatomy_lib.importance import (MODES, PAPER, ImportanceParams, Thresholds, ablate, classify,
+                                    connective_layers, importance_range_orders, importance_sweep, joint_ablation,
+                                    neighbors, paper_claims, rank_agreement)
 from anatomy_lib.surgery import surgery
-from conftest import state_hash
+from conftest import state_hash, tiny_lab
 
 
 def _from_scratch(spec, blocks, layer, mode):
@@ -37,9 +38,9 @@ def _from_scratch(spec, blocks, layer, mode):
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("layer", [0, 2, 4])
 def test_change_equals_from_scratch_computation(tiny, tiny_blocks, mode, layer):
-    engine = PerplexityEngine(tiny.model, tiny_blocks, progress=False)
+    lab = tiny_lab(tiny, tiny_blocks)
     before = state_hash(tiny.model)
-    table = importance_sweep(engine, mode, layers=[layer], n_boot=50, progress=False)
+    table = importance_sweep(lab, ImportanceParams(mode=mode), layers=[layer], progress=False)
     assert state_hash(tiny.model) == before
     expected = _from_scratch(tiny, tiny_blocks, layer, mode)
     assert table["change_pct"].iloc[0] == pytest.approx(expected, rel=1e-4, abs=1e-4)
@@ -52,11 +53,33 @@ def test_neighbors_at_the_edges():
 
 
 def test_full_sweep_shape_and_block_influence(tiny, tiny_blocks):
-    engine = PerplexityEngine(tiny.model, tiny_blocks, progress=False)
-    table = importance_sweep(engine, "skip", n_boot=50, progress=False)
+    lab = tiny_lab(tiny, tiny_blocks)
+    table = importance_sweep(lab, ImportanceParams(mode="skip"), progress=False)
     assert table["layer"].tolist() == list(range(tiny.adapter.n_layers))
-    np.testing.assert_allclose(table["block_influence"], engine.block_influence())
+    np.testing.assert_allclose(table["block_influence"], lab.engine.block_influence())
     assert -1 <= rank_agreement(table) <= 1
+
+
+def test_joint_ablation_of_one_layer_is_the_sweep_row(tiny, tiny_blocks):
+    lab = tiny_lab(tiny, tiny_blocks)
+    row = importance_sweep(lab, ImportanceParams(mode="skip"), layers=[2], progress=False).iloc[0]
+    joint = joint_ablation(lab, [2], "skip")
+    assert joint["change_pct"] == pytest.approx(row.change_pct) and joint["continuation"] is None
+    with pytest.raises(ValueError, match="at least one layer"):
+        joint_ablation(lab, [], "skip")
+
+
+def test_connective_layers_reads_the_class_column():
+    table = pd.DataFrame({"layer": [0, 1, 2, 3], "class": ["critical core", "connective tissue", "anti-layer",
+                                                           "connective tissue"]})
+    assert connective_layers(table) == [1, 3]
+
+
+def test_params_check_their_choices():
+    with pytest.raises(ValueError, match="choose one of"):
+        ImportanceParams(mode="delete")
+    with pytest.raises(ValueError, match="choose one of"):
+        ImportanceParams(tensors="norms")
 
 
 def test_bad_mode_and_tensor_set(tiny):

@@ -3,19 +3,12 @@ import numpy as np
 import pytest
 import torch
 
-from anatomy_lib.engine import PerplexityEngine
-from anatomy_lib.lab import Lab
-from anatomy_lib.manipulate import (STRATEGIES, Manipulation, apply, distinct_n, low_rank, measure,
-                                    neighbour_of, repetition_rate)
-from anatomy_lib.runtime import get_profile
+from anatomy_lib.generation import distinct_n, repetition_rate
+from anatomy_lib.manipulate import (STRATEGIES, Manipulation, ManipulationParams, apply, low_rank, measure,
+                                    neighbour_of)
 from anatomy_lib.surgery import surgery
 from conftest import state_hash
-
-
-def _lab(spec, blocks):
-    lab = Lab(spec, get_profile("smoke"), blocks, progress=False)
-    lab.engine = PerplexityEngine(spec.model, blocks, progress=False)
-    return lab
+from conftest import tiny_lab as _lab
 
 
 @pytest.mark.parametrize("m", [Manipulation(s) for s in STRATEGIES] + [Manipulation("scale", scope="all"),
@@ -38,10 +31,8 @@ def test_neutral_settings_leave_perplexity_unchanged(tiny, tiny_blocks, m):
 def test_zero_writers_scale_is_skip(tiny, tiny_blocks):
     lab = _lab(tiny, tiny_blocks)
     scaled = measure(lab, [2], Manipulation("scale", alpha=0.0))
-    with surgery(tiny.model) as op:
-        op.skip(2)
-        skipped = lab.engine.evaluate()
-    assert scaled["ppl"] == pytest.approx(skipped.perplexity, rel=1e-6)
+    skipped = lab.measure(lambda editor: editor.skip(2))
+    assert scaled["ppl"] == pytest.approx(skipped.ppl, rel=1e-6)
 
 
 def test_mix_and_clone_values(tiny):
@@ -73,10 +64,16 @@ def test_bad_requests_name_the_choices():
         Manipulation("scale", alpha=float("nan"))
     with pytest.raises(ValueError, match="positive integer"):
         Manipulation("lowrank_mix", rank=0)
-    with pytest.raises(ValueError, match="'prev' or 'next'"):
+    with pytest.raises(ValueError, match="choose one of"):
         Manipulation("clone", neighbor="left")
     with pytest.raises(ValueError, match="choose one of"):
         Manipulation("scale", scope="norms")
+    with pytest.raises(ValueError, match="at least one layer"):
+        Manipulation("zero").edit([])
+    with pytest.raises(ValueError, match="finite"):
+        ManipulationParams(alphas=(0.5, float("inf")))
+    with pytest.raises(ValueError, match="positive integer"):
+        ManipulationParams(ranks=(0,))
 
 
 def test_text_metrics():
@@ -88,13 +85,13 @@ def test_text_metrics():
 
 def test_coherence_on_the_real_specimen(real_specimen):
     from anatomy_lib.lab import open_lab
-    from anatomy_lib.manipulate import FACTS, coherence
+    from anatomy_lib.generation import FACTS, coherence
 
     lab = open_lab(real_specimen, "smoke", progress=False)
     before = state_hash(real_specimen.model)
     metrics, table = coherence(lab, facts=FACTS[:3], max_new_tokens=8)
     assert metrics["facts_correct"] >= 2 and np.isfinite(metrics["generated_ppl"])
-    broken, _ = coherence(lab, range(0, 30), Manipulation("zero"), facts=FACTS[:3], max_new_tokens=8)
+    broken, _ = coherence(lab, Manipulation("zero").edit(range(0, 30)), facts=FACTS[:3], max_new_tokens=8)
     assert broken["facts_correct"] == 0
     assert state_hash(real_specimen.model) == before
     assert len(table) == 3 + 3

@@ -53,8 +53,8 @@ def test_bad_predictability_requests():
         pred.predict_layers(weights, "neural")
     with pytest.raises(ValueError, match="context"):
         pred.predict_layers(weights, context=9)
-    with pytest.raises(ValueError, match="alpha"):
-        pred.predict_layers(weights, alpha=float("nan"))
+    with pytest.raises(ValueError, match="ridge_alpha"):
+        pred.predict_layers(weights, ridge_alpha=float("nan"))
     with pytest.raises(ValueError, match="target layers"):
         pred.predict_layers(weights, targets=[0])
 
@@ -81,9 +81,12 @@ def test_quantisation_correction_recovers_the_true_correlation():
     walk = base + np.cumsum(rng.standard_normal((12, 32 * 2000)), axis=0) * 0.15  # true lag-1 correlation 0
     quantised = torch.stack([_q4_1(torch.from_numpy(w).float()) for w in walk])
 
-    class Stack:
+    from anatomy_lib.adapter import ModelAdapter
+
+    class Stack:  # the two things quantisation_share needs of an adapter
         matrix_names = ("x",)
         n_layers = 12
+        stacked = ModelAdapter.stacked
 
         def tensor(self, layer, name):
             return quantised[layer]
@@ -112,9 +115,9 @@ def test_substitution_restores_the_model(real_specimen):
     lab = open_lab(real_specimen, "smoke", progress=False)
     lab.blocks = lab.blocks.subset(2)
     before = state_hash(real_specimen.model)
-    change, low, high, ppl = pred.substitute_predictions(lab, [15], proj_dim=16)
+    measured = pred.substitute_predictions(lab, [15], pred.PredictabilityParams(proj_dim=16))
     assert state_hash(real_specimen.model) == before
-    assert low <= change <= high and ppl > lab.engine.baseline.perplexity
+    assert measured.ci_low <= measured.change_pct <= measured.ci_high and measured.ppl > measured.base_ppl
 
 
 def test_layerwise_ridge_equals_a_direct_sklearn_fit():
@@ -122,7 +125,7 @@ def test_layerwise_ridge_equals_a_direct_sklearn_fit():
 
     rng = np.random.default_rng(5)
     weights = rng.standard_normal((12, 500)).astype(np.float32)
-    model = pred._Layerwise(weights, context=2, alpha=0.7, proj_dim=16, seed=0)
+    model = pred._Layerwise(weights, context=2, ridge_alpha=0.7, proj_dim=16, seed=0)
     pairs = pred._pairs(12, 2)
     train, target = pairs[:-1], pairs[-1]
     x = np.stack([model._x(s) for s, _ in train])
