@@ -115,6 +115,10 @@ class ModelAdapter:
             raise ValueError(f"unknown tensor {name!r} for a {self.family} model; valid names: {list(tensors)}")
         return tensors[name]
 
+    def layer_parameters(self, layers) -> list[torch.nn.Parameter]:
+        """Every parameter of the given decoder layers (what fine-tuning a layer trains)."""
+        return [p for layer in layers for p in self.layers[self.check_layer(layer)].parameters()]
+
     def stacked(self, name: str, order=None) -> torch.Tensor:
         """(n_layers, n_elements) float32 stack of one tensor's weights across layers, in ``order`` (default:
         depth), on the CPU: the sample matrix of the weight-space chapters."""
