@@ -55,6 +55,8 @@ results: install
 	$(PY) -m anatomy_lib predictability $(RESULTS_ARGS)
 	$(PY) -m anatomy_lib structure $(RESULTS_ARGS)
 	$(PY) -m anatomy_lib manipulate $(RESULTS_ARGS)
+	$(PY) -m anatomy_lib recovery $(RESULTS_ARGS)
+	$(PY) -m anatomy_lib growth --profile quick
 
 benchmark: install
 	$(PY) -m anatomy_lib.benchmark perplexity

@@ -5,7 +5,11 @@ throughput as a fraction of this machine's fp32 matmul peak measured in the same
 ablates each layer in turn (the paper's neighbour-mean ablation), the time of the importance diagnostic with
 its prefix cache against (a) a naive loop of full forwards through the model's own ``forward`` and (b) the same
 engine restarting at layer 0. ``python -m anatomy_lib.benchmark importance --modes skip ...`` times the sweep for
-other ablation modes.
+other ablation modes. ``python -m anatomy_lib.benchmark recovery`` times chapter 6's fine-tuning step: training
+tokens/s, the fraction of the matmul peak (forward + backward FLOPs counted by ``FlopCounterMode``), and the
+speed-up of the cached step over a naive step through the whole model with the same frozen prefix, per layer
+and averaged; it also checks that both steps give the same loss and gradients. ``python -m anatomy_lib.benchmark
+train`` reports chapter 7's training throughput and model FLOPs utilisation.
 """
 from __future__ import annotations
 
@@ -129,21 +133,140 @@ def bench_importance(specimen: str, n_blocks: int, block_len: int, batch_size: i
     return {mode: sweep_timings(spec, blocks, batch_size, layers, mode) for mode in modes}
 
 
+def bench_recovery(specimen: str, layers: list[int] | None, steps: int = 5):
+    """Cached against naive fine-tuning steps at the quick profile's batch shape, per layer."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from .lab import cached_specimen
+    from .recovery import (QUICK_LAYERS, RecoveryParams, cached_step_loss, naive_step_loss, streams_entering,
+                           trainable_parameters, training_pool, training_snapshot)
+
+    torch.manual_seed(0)
+    peak = matmul_peak_gflops()
+    spec = cached_specimen(specimen)
+    params = RecoveryParams.for_profile("quick")
+    layers = list(QUICK_LAYERS) if layers is None else layers
+    adapter = spec.adapter
+    pool = training_pool(spec, params.batch_size * (steps + 1), params.train_len, params.data_seed)
+    streams = streams_entering(adapter, pool.ids, layers)
+    tokens = params.batch_size * params.train_len
+    print(f"specimen {spec.name}: steps of {params.batch_size} x {params.train_len} tokens, "
+          f"{torch.get_num_threads()} threads; matmul peak (fp32, 2048^2) {peak:.1f} GFLOP/s")
+    print(f"{'layer':>5} {'tokens/s':>9} {'GFLOP/step':>10} {'GFLOP/s':>8} {'of peak':>8} {'naive s':>8} "
+          f"{'cached s':>8} {'speed-up':>8} {'loss diff':>9} {'grad diff':>9}")
+    rows = []
+    for layer in layers:
+        trainable = trainable_parameters(adapter, layer, "layer")
+        batches = [slice(i * params.batch_size, (i + 1) * params.batch_size) for i in range(steps + 1)]
+        with training_snapshot(adapter, trainable):
+            optimiser = torch.optim.AdamW(trainable, lr=0.0)  # lr 0: every timed step sees the same weights
+
+            def step(loss_fn) -> float:
+                started = time.perf_counter()
+                loss = loss_fn()
+                optimiser.zero_grad(set_to_none=True)
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(trainable, 1.0)
+                optimiser.step()
+                return time.perf_counter() - started
+
+            cached = lambda b: cached_step_loss(adapter, streams[layer][b], pool.ids[b], layer)
+            naive = lambda b: naive_step_loss(spec.model, pool.ids[b])
+            with FlopCounterMode(display=False) as counter:
+                step(lambda: cached(batches[0]))
+            flops = counter.get_total_flops()
+            step(lambda: naive(batches[0]))  # warm both paths
+            cached_s = float(np.median([step(lambda b=b: cached(b)) for b in batches[1:]]))
+            naive_s = float(np.median([step(lambda b=b: naive(b)) for b in batches[1:]]))
+            # the two losses and gradients on one batch
+            loss_c = cached(batches[0])
+            grads_c = torch.autograd.grad(loss_c, trainable)
+            loss_n = naive(batches[0])
+            grads_n = torch.autograd.grad(loss_n, trainable)
+        loss_diff = abs(loss_c.item() - loss_n.item()) / abs(loss_n.item())
+        grad_diff = max(float((a - b).norm() / (b.norm() + 1e-30)) for a, b in zip(grads_c, grads_n))
+        achieved = flops / cached_s / 1e9
+        rows.append({"layer": layer, "tokens_per_s": tokens / cached_s, "gflop_per_step": flops / 1e9,
+                     "gflops": achieved, "of_peak": achieved / peak, "naive_s": naive_s, "cached_s": cached_s,
+                     "speedup": naive_s / cached_s, "loss_diff": loss_diff, "grad_diff": grad_diff})
+        r = rows[-1]
+        print(f"{layer:5d} {r['tokens_per_s']:9.0f} {r['gflop_per_step']:10.2f} {achieved:8.1f} {r['of_peak']:8.1%} "
+              f"{naive_s:8.3f} {cached_s:8.3f} {r['speedup']:7.2f}x {loss_diff:9.1e} {grad_diff:9.1e}")
+    flops, seconds = sum(r["gflop_per_step"] for r in rows), sum(r["cached_s"] for r in rows)
+    print(f"over these layers: {len(rows) * tokens / seconds:.0f} training tokens/s, {flops / seconds:.1f} GFLOP/s "
+          f"= {flops / seconds / peak:.1%} of the matmul peak; cached step {np.mean([r['speedup'] for r in rows]):.2f}x "
+          f"faster than the naive step on average (largest loss difference {max(r['loss_diff'] for r in rows):.1e}, "
+          f"gradient {max(r['grad_diff'] for r in rows):.1e}, relative)")
+    return rows
+
+
+def bench_train(profile: str = "quick", steps: int = 8, widths: list[int] | None = None):
+    """Training tokens/s and model FLOPs utilisation of the growth experiment's model (the target depth, every
+    weight training) against the matmul peak measured in the same run; one row per width."""
+    from dataclasses import replace
+
+    from .growth.experiment import GrowthParams, text_data
+    from .growth.flops import step_flops
+    from .growth.models import build_model
+
+    torch.manual_seed(0)
+    peak = matmul_peak_gflops()
+    base = GrowthParams.for_profile(profile)
+    print(f"matmul peak (fp32, 2048^2) {peak:.1f} GFLOP/s, {torch.get_num_threads()} threads; "
+          f"{base.target_layers} layers, batch {base.batch} x {base.context} tokens")
+    rows = []
+    for width in widths or [base.width]:
+        params = replace(base, width=width, mlp_width=4 * width)
+        _, data = text_data(params)
+        model = build_model(params.shape, params.target_layers, 0)
+        optimiser = torch.optim.AdamW(model.parameters(), lr=1e-4)
+        flops = step_flops(params.shape, [True] * params.target_layers, True, params.batch)
+        rng = np.random.default_rng(0)
+        times = []
+        for step in range(steps + 2):
+            starts = rng.integers(0, len(data.train) - params.context, size=params.batch)
+            ids = torch.from_numpy(np.stack([data.train[s:s + params.context] for s in starts]))
+            started = time.perf_counter()
+            logits = model(input_ids=ids).logits[:, :-1]
+            loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1))
+            optimiser.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimiser.step()
+            if step >= 2:  # two warm-up steps
+                times.append(time.perf_counter() - started)
+        seconds = float(np.median(times))
+        achieved = flops / seconds / 1e9
+        rows.append({"width": width, "tokens_per_s": params.batch * params.context / seconds, "gflops": achieved,
+                     "mfu": achieved / peak})
+        print(f"width {width:4d}: {rows[-1]['tokens_per_s']:8.0f} tokens/s, {flops / 1e9:7.2f} GFLOP/step, "
+              f"{achieved:6.1f} GFLOP/s = {achieved / peak:.1%} of the matmul peak")
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m anatomy_lib.benchmark", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=["perplexity", "importance"])
+    parser.add_argument("what", choices=["perplexity", "importance", "recovery", "train"])
     parser.add_argument("--specimen", default="smollm2-135m-instruct-q4")
     parser.add_argument("--blocks", type=int, default=4)
     parser.add_argument("--block-len", type=int, default=512)
     parser.add_argument("--batch-size", type=int, default=4)
-    parser.add_argument("--layers", type=int, nargs="*", default=None, help="layers to sweep (default: all)")
+    parser.add_argument("--layers", type=int, nargs="*", default=None,
+                        help="layers to sweep (default: all; recovery: chapter 6's quick layers)")
+    parser.add_argument("--steps", type=int, default=5, help="recovery and train: timed steps")
+    parser.add_argument("--widths", type=int, nargs="*", default=None, help="train: model widths to compare")
+    parser.add_argument("--profile", default="quick", help="train: the growth profile whose model is timed")
     parser.add_argument("--modes", nargs="+", default=["neighbor_mean", "skip"], help="importance: modes")
     args = parser.parse_args(argv)
     if args.what == "perplexity":
         bench_perplexity(args.specimen, args.blocks, args.block_len, args.batch_size, args.layers)
-    else:
+    elif args.what == "importance":
         bench_importance(args.specimen, args.blocks, args.block_len, args.batch_size, args.layers, args.modes)
+    elif args.what == "recovery":
+        bench_recovery(args.specimen, args.layers, args.steps)
+    else:
+        bench_train(args.profile, args.steps, args.widths)
     return 0
 
 

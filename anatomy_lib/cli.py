@@ -184,6 +184,64 @@ def cmd_manipulate(args) -> int:
     return 0
 
 
+def cmd_recovery(args) -> int:
+    import pandas as pd
+
+    from .importance import ImportanceParams, importance
+    from .recovery import RecoveryParams, per_layer, rank_correlations, recovery, sham_drift, steps_label
+
+    params = params_from(args, RecoveryParams, base=RecoveryParams.for_profile(args.profile))
+    lab = _lab(args)
+    runs = params.runs()
+    print(f"{lab.specimen.name}, profile {lab.profile.name}: {len(runs)} runs of {params.steps} steps "
+          f"(layers {list(params.layers)}; shams at {list(params.sham_layers)})")
+    tables = recovery(lab, params, recompute=args.recompute)
+    table = tables["runs"].copy()
+    table["steps"] = [steps_label(r) for r in table.itertuples()]
+    cols = ["layer", "kind", "noise_seed", "sigma", "initial_excess_nll", "steps", "recovered_fraction",
+            "area_excess_nll"]
+    with pd.option_context("display.width", 200, "display.max_rows", 200):
+        print(table[cols].to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+        print(f"\ntolerance: {table['tolerance_nll'].iloc[0]:.4f} nats")
+        print("\nshams:")
+        print(sham_drift(tables["runs"], tables["curves"]).to_string(index=False, float_format=lambda v: f"{v:+.4f}"))
+        imp = importance(lab, ImportanceParams())
+        print("\nrank correlations with importance (chapter 2, neighbor_mean):")
+        print(rank_correlations(per_layer(tables["runs"]), imp).to_string(index=False,
+                                                                           float_format=lambda v: f"{v:+.3f}"))
+    return 0
+
+
+def cmd_growth(args) -> int:
+    import pandas as pd
+
+    from .growth.experiment import GrowthParams, compute_to_target, final_losses, growth, paper_claims
+    from .verdicts import claims_table
+
+    params = params_from(args, GrowthParams, base=GrowthParams.for_profile(args.profile))
+    print(f"growth, profile {args.profile}: arms {list(params.arms)} x {params.seeds} seeds, budget "
+          f"{params.budget:.3g} FLOPs each ({params.budget_steps} uniform steps of {params.batch} x {params.context} "
+          "tokens)")
+    tables = growth(params, recompute=args.recompute)
+    with pd.option_context("display.width", 200, "display.max_columns", 20, "display.max_rows", 200):
+        print(final_losses(tables["runs"]).to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+        print("\nFLOPs to reach the uniform arm's losses:")
+        reach = compute_to_target(tables["curves"])
+        print(reach.drop(columns=["target_loss"]).to_string(index=False, float_format=lambda v: f"{v:.3g}"))
+        print()
+        print(claims_table(paper_claims(tables, params)).to_string(index=False))
+    return 0
+
+
+def _growth_args(parser: argparse.ArgumentParser) -> None:
+    from .growth.experiment import GrowthParams
+
+    parser.add_argument("--profile", default="quick", choices=list(PROFILES))
+    parser.add_argument("--recompute", action="store_true", help="ignore a stored result")
+    parser.add_argument("--debug", action="store_true", help="show the full traceback of an error")
+    add_params_options(parser, GrowthParams)
+
+
 def _params_args(module: str, name: str):
     def add(parser: argparse.ArgumentParser) -> None:
         import importlib
@@ -202,7 +260,12 @@ COMMANDS = {
                   _params_args("structure", "StructureParams")),
     "manipulate": (cmd_manipulate, "zero / clone / mix / low-rank mix / scale, and the compression experiment",
                    _params_args("manipulate", "ManipulationParams")),
+    "recovery": (cmd_recovery, "damage a layer with noise, fine-tune, count the steps back (defaults: the "
+                 "profile's sizes)", _params_args("recovery", "RecoveryParams")),
+    "growth": (cmd_growth, "growth training arms at matched FLOPs, several seeds (trains its own small models)",
+               _growth_args),
 }
+STANDALONE = {"growth"}  # commands that load no specimen
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -211,7 +274,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     for name, (func, help_text, extra) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
-        _common(p)
+        if name not in STANDALONE:
+            _common(p)
         if extra is not None:
             extra(p)
         p.set_defaults(func=func)

@@ -327,3 +327,132 @@ def compression_figure(compression, paper_point: tuple, specimen: str | None = N
     right.set(xlabel="alpha", ylabel="share", ylim=(-0.05, 1.05), title="Coherence of generation")
     _legend_below(right, "", ncol=2)
     return _finish(fig, "Scaling every connective-tissue layer together", specimen)
+
+
+def recovery_curves_figure(curves, classes: dict, tolerance: float, specimen: str | None = None):
+    """Excess NLL against fine-tuning step, one line per damaged run coloured by its chapter-2 class and marked
+    per layer (a second noise seed is drawn fainter), shams in black; the tolerance that counts as recovered is
+    shaded."""
+    use_book_style()
+    fig, ax = plt.subplots(figsize=(10, 5.6))
+    colours = class_colours()
+    markers = dict(zip(sorted(curves["layer"].unique()), "osD^v<>pXh*P" * 3))
+    ax.axhspan(-tolerance, tolerance, color="grey", alpha=0.15, label=f"recovered: within {tolerance:.3f} nats")
+    labelled = set()
+    for (layer, kind, seed), run in curves.groupby(["layer", "kind", "noise_seed"], sort=True):
+        if kind == "sham":
+            ax.plot(run["step"], run["excess_nll"], color="black", linestyle="--", linewidth=1.3,
+                    marker=markers[layer], label=f"sham (no noise), L{layer}")
+            continue
+        cls = classes.get(layer, "")
+        first = layer not in labelled
+        labelled.add(layer)
+        ax.plot(run["step"], run["excess_nll"], color=colours.get(cls, "grey"), marker=markers[layer],
+                markersize=4.5, linewidth=1.4, alpha=1.0 if first else 0.45,
+                label=f"L{layer} ({cls})" if first else None)
+    ax.set_xscale("symlog", linthresh=10)
+    ax.axhline(0, color="black", linewidth=0.8)
+    ax.set(xlabel="fine-tuning step (symlog: linear below 10)", ylabel="NLL above baseline (nats)",
+           title="Recovery after damage: excess NLL on the evaluation blocks")
+    _legend_below(ax, "", ncol=3)
+    return _finish(fig, "", specimen)
+
+
+def recovery_vs_importance_figure(layers, importance_table, budget: int, specimen: str | None = None):
+    """Steps to recover (runs that did not recover drawn at the top, as '> budget') and the area under the
+    excess-NLL curve, each against the chapter-2 importance of the layer."""
+    use_book_style()
+    merged = layers.merge(importance_table[["layer", "change_pct", "class"]], on="layer").rename(
+        columns={"class": "anatomy"})
+    colours = class_colours()
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 5.4), sharex=True)
+    for row in merged.itertuples():
+        colour = colours.get(row.anatomy, "grey")
+        steps = row.steps_to_recover if row.recovered else budget * 1.25
+        left.scatter(row.change_pct, steps, color=colour, marker="o" if row.recovered else "^", s=60,
+                     edgecolor="black", linewidth=0.6)
+        right.scatter(row.change_pct, row.area_excess_nll, color=colour, s=60, edgecolor="black", linewidth=0.6)
+        for ax, y in ((left, steps), (right, row.area_excess_nll)):
+            ax.annotate(f"L{row.layer}", (row.change_pct, y), fontsize=8, xytext=(4, 3), textcoords="offset points")
+    left.axhline(budget, **PAPER_STYLE, label=f"budget: {budget} steps (triangles: not recovered)")
+    for ax in (left, right):
+        ax.set_xscale("log")
+        ax.set_xlabel("importance (perplexity change, %, log)")
+    left.set(ylabel="steps to recover", title="Steps to recover", ylim=(0, budget * 1.35))
+    right.set(ylabel="nats x steps", title="Area under the excess-NLL curve")
+    _legend_below(left, "", ncol=1)
+    handles = [plt.Line2D([], [], marker="o", linestyle="none", color=colours[c], label=c)
+               for c in dict.fromkeys(merged["anatomy"])]
+    right.legend(handles=handles, fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.26), ncol=2,
+                 frameon=False)
+    return _finish(fig, "Does recovery follow importance?", specimen)
+
+
+def growth_curves_figure(curves, mean, events, paper_ratio: float | None = None, specimen: str | None = None):
+    """Validation loss against training FLOPs (log), one colour per arm: every seed thin, the mean over seeds
+    bold; growth events of the first seed marked on the axis."""
+    use_book_style()
+    fig, ax = plt.subplots(figsize=(10, 5.4))
+    arms = list(dict.fromkeys(curves["arm"]))
+    colours = dict(zip(arms, sns.color_palette(PALETTE, len(arms))))
+    styles = dict(zip(arms, ["-", "--", "-.", ":", "-", "--"]))
+    for (arm, seed), run in curves[curves["flops"] > 0].groupby(["arm", "seed"], sort=False):
+        ax.plot(run["flops"], run["val_loss"], color=colours[arm], linewidth=0.7, alpha=0.45)
+    for arm, run in mean.groupby("arm", sort=False):
+        ax.plot(run["flops"], run["val_loss"], color=colours[arm], linewidth=2.4, linestyle=styles[arm],
+                label=f"{arm} (mean)")
+    if len(events):
+        first = events[events["seed"] == events["seed"].min()]
+        for event in first.itertuples():
+            ax.axvline(event.flops, color=colours.get(event.arm, "grey"), linestyle=":", linewidth=1)
+            ax.annotate("grow", (event.flops, 1.0), xycoords=("data", "axes fraction"), fontsize=7.5,
+                        color=colours.get(event.arm, "grey"), rotation=90, va="top", ha="right")
+    ax.set_xscale("log")
+    ax.set(xlabel="training FLOPs (log)", ylabel="validation loss (nats per token)",
+           title="Every arm on the same FLOP budget (thin: seeds; bold: mean)")
+    _legend_below(ax, "", ncol=3)
+    return _finish(fig, "", specimen)
+
+
+def compute_to_target_figure(reach, paper_saving: float | None = None, specimen: str | None = None):
+    """Speed-up over uniform in FLOPs to reach each target, per arm, with t-intervals over seeds; arms that did
+    not reach a target in every seed are drawn hollow and labelled."""
+    use_book_style()
+    goals = list(dict.fromkeys(reach["target"]))
+    arms = [a for a in dict.fromkeys(reach["arm"]) if a != "uniform"]
+    fig, ax = plt.subplots(figsize=(10, 4.8))
+    colours = sns.color_palette(PALETTE, len(goals))
+    width = 0.8 / len(goals)
+    for i, goal in enumerate(goals):
+        rows = reach[(reach["target"] == goal)].set_index("arm").reindex(arms)
+        x = np.arange(len(arms)) + (i - (len(goals) - 1) / 2) * width
+        full = (rows["reached"] == rows["seeds"]).to_numpy()
+        err = np.vstack([rows["speedup"] - rows["speedup_low"], rows["speedup_high"] - rows["speedup"]])
+        ax.bar(x, rows["speedup"].fillna(0), width, color=[colours[i] if f else "white" for f in full],
+               edgecolor=colours[i], linewidth=1.5, label=f"{goal} ({rows['target_loss'].iloc[0]:.2f} nats)",
+               yerr=np.nan_to_num(np.clip(err, 0, None)), capsize=3)
+        for xi, r in zip(x, rows.itertuples()):
+            if r.reached < r.seeds:
+                ax.annotate(f"{r.reached}/{r.seeds}", (xi, 0.05), fontsize=7.5, ha="center", rotation=90)
+    ax.axhline(1, color="black", linewidth=0.8)
+    if paper_saving:
+        ax.axhline(1 / (1 - paper_saving), **PAPER_STYLE, label=f"paper: {paper_saving:.0%} cheaper "
+                                                                 f"= {1 / (1 - paper_saving):.2f}x")
+    ax.set_xticks(np.arange(len(arms)), arms)
+    ax.set(ylabel="speed-up: uniform FLOPs / arm FLOPs", title="FLOPs to reach the uniform arm's losses")
+    _legend_below(ax, "target (hollow: not reached by every seed; n/m seeds)", ncol=2)
+    return _finish(fig, "", specimen)
+
+
+def anatomy_comparison_figure(anatomy, specimen: str | None = None):
+    """Chapter 2's skip-ablation importance map of trained models side by side (change with 95% interval)."""
+    use_book_style()
+    fig, ax = plt.subplots(figsize=(10, 4.6))
+    for (arm, rows), colour, marker in zip(anatomy.groupby("arm", sort=False), sns.color_palette(PALETTE), "osD^"):
+        _curve(ax, "layer", rows, colour, marker, arm)
+    _symlog(ax)
+    ax.set(xlabel="layer (0-based)", ylabel="perplexity change when skipped (%), symlog",
+           title="Does an anatomy emerge? Skip ablation of trained 12-layer models")
+    ax.set_xticks(sorted(anatomy["layer"].unique()))
+    _legend_below(ax, "model", ncol=3)
+    return _finish(fig, "", specimen)

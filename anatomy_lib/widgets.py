@@ -178,3 +178,129 @@ def manipulation_explorer(lab, layers=(14,), strategy: str = "scale", alpha: flo
                             measured.continuation, "manipulated model")
 
     return _button_explorer(pick, [how, alpha_s, t_s, rank_s, scope, side], button, tables)
+
+
+def recovery_explorer(lab, params, tables, classes: dict | None = None, layer: int = 11):
+    """Pick a layer: its stored recovery curves (every noise seed and sham) at once. Set the damage (a target in
+    nats, or a sigma), the learning rate and the steps, press *train*: the layer is damaged and fine-tuned live,
+    with a progress bar, and the new curve is drawn beside the stored ones. The model is restored afterwards.
+    ``classes`` maps layers to their chapter-2 class (the curves' colours)."""
+    from dataclasses import replace
+
+    import pandas as pd
+
+    from .plots import recovery_curves_figure
+    from .recovery import RecoveryContext, recovery_run
+
+    adapter = lab.adapter
+    adapter.check_layer(layer)
+    width = widgets.Layout(width="360px")
+    pick = widgets.Dropdown(options=list(range(adapter.n_layers)), value=layer, description="layer", layout=width)
+    mode = widgets.ToggleButtons(options=["target nats", "sigma"], value="target nats", description="damage")
+    amount = widgets.FloatLogSlider(value=params.target_nats, base=10, min=-2, max=1, step=0.05,
+                                    description="amount", layout=width)
+    lr = widgets.FloatLogSlider(value=params.lr, base=10, min=-6, max=-2, step=0.25, description="lr",
+                                readout_format=".1e", layout=width)
+    steps = widgets.IntSlider(value=params.steps, min=1, max=max(params.steps, 400), description="steps",
+                              layout=width)
+    button = widgets.Button(description="train", button_style="primary", icon="play")
+    bar = widgets.IntProgress(value=0, min=0, max=params.steps, description="idle", layout=width)
+    output = widgets.Output()
+    stored = tables["curves"]
+    tolerance = float(tables["runs"]["tolerance_nll"].iloc[0])
+    classes = classes or {}
+    live: list = []
+
+    def draw(_=None):
+        curves = stored[stored["layer"] == pick.value]
+        if live and live[0]["layer"].iloc[0] == pick.value:
+            curves = pd.concat([curves, live[0]], ignore_index=True)
+        if curves.empty:
+            output.outputs = ()
+            output.append_stdout(f"no stored run for layer {pick.value}: press train to run one\n")
+            return
+        _redraw(output, lambda: recovery_curves_figure(curves, classes, tolerance, lab.specimen.name))
+
+    def train(_=None):
+        button.disabled, bar.description, bar.value = True, "training", 0
+        try:
+            run = replace(params, layers=(pick.value,), sham_layers=(), lr=lr.value, steps=steps.value,
+                          target_nats=amount.value if mode.value == "target nats" else params.target_nats,
+                          eval_every=max(1, steps.value // 8))
+            bar.max = run.steps
+            context = RecoveryContext.build(lab, run, layers=[pick.value])
+            sigma = amount.value if mode.value == "sigma" else None
+            row, curve = recovery_run(context, pick.value, "damaged", run.noise_seed, run, sigma,
+                                      on_step=lambda step: setattr(bar, "value", step))
+            curve["noise_seed"] = -1  # drawn apart from the stored seeds
+            live[:] = [curve.assign(kind="damaged")]
+            bar.description = f"done: {row['initial_excess_nll']:+.2f} -> {row['final_excess_nll']:+.2f} nats"
+            draw()
+        except Exception as exc:  # shown to the reader, never swallowed
+            output.outputs = ()
+            output.append_stdout(f"error: {exc}\n")
+            bar.description = "failed"
+        finally:
+            button.disabled = False
+
+    pick.observe(draw, names="value")
+    button.on_click(train)
+    draw()
+    return widgets.VBox([widgets.HBox([widgets.VBox([pick, mode, amount]), widgets.VBox([lr, steps, button, bar])]),
+                         output])
+
+
+def growth_explorer(tables, params, arms=("uniform", "developmental")):
+    """Pick an arm and a seed: its stored validation curve beside the uniform arm's (same seed). Press *train*:
+    the chosen ``arms`` are trained live at the ``smoke`` size, with a progress bar, and drawn."""
+    import pandas as pd
+
+    from .growth.experiment import ARMS, GrowthParams, mean_curves, text_data
+    from .growth.trainer import train
+    from .plots import growth_curves_figure
+
+    curves = tables["curves"]
+    stored_arms = list(dict.fromkeys(curves["arm"]))
+    pick = widgets.Dropdown(options=stored_arms, value=stored_arms[-1], description="arm")
+    seed = widgets.Dropdown(options=sorted(curves["seed"].unique().tolist()), description="seed")
+    live_arms = widgets.SelectMultiple(options=list(ARMS), value=tuple(arms), rows=6, description="train")
+    button = widgets.Button(description="train (smoke size)", button_style="primary", icon="play")
+    bar = widgets.IntProgress(value=0, min=0, max=1, description="idle")
+    output = widgets.Output()
+
+    def draw(_=None):
+        shown = curves[curves["arm"].isin([pick.value, "uniform"]) & (curves["seed"] == seed.value)]
+        events = tables["events"]
+        events = events[(events["arm"] == pick.value) & (events["seed"] == seed.value)] if len(events) else events
+        _redraw(output, lambda: growth_curves_figure(shown, mean_curves(shown), events,
+                                                     specimen=f"stored runs, seed {seed.value}"))
+
+    def run(_=None):
+        button.disabled, bar.value = True, 0
+        try:
+            small = GrowthParams.for_profile("smoke", arms=tuple(live_arms.value) or ("uniform",), seeds=1)
+            _, data = text_data(small)
+            bar.max, bar.description = len(small.arms), "training"
+            fresh, events = [], []
+            for name in small.arms:
+                curve, records, _ = train(small.arm(name), small.config(), data, 0)
+                fresh.append(curve)
+                events.append(records)
+                bar.value += 1
+            live = pd.concat(fresh, ignore_index=True)
+            events = pd.concat(events, ignore_index=True)
+            _redraw(output, lambda: growth_curves_figure(live, mean_curves(live), events,
+                                                         specimen="trained just now (smoke size)"))
+            bar.description = "done"
+        except Exception as exc:  # shown to the reader, never swallowed
+            output.outputs = ()
+            output.append_stdout(f"error: {exc}\n")
+            bar.description = "failed"
+        finally:
+            button.disabled = False
+
+    for control in (pick, seed):
+        control.observe(draw, names="value")
+    button.on_click(run)
+    draw()
+    return widgets.VBox([widgets.HBox([widgets.VBox([pick, seed]), widgets.VBox([live_arms, button, bar])]), output])

@@ -13,6 +13,7 @@ from anatomy_lib.importance import MODES, ImportanceParams, Thresholds, classify
 from anatomy_lib.lab import Baseline
 from anatomy_lib.manipulate import ManipulationParams
 from anatomy_lib.predictability import PredictabilityParams
+from anatomy_lib.recovery import RecoveryParams
 from anatomy_lib.results import ResultStore, request_key
 from anatomy_lib.structure import StructureParams
 
@@ -33,6 +34,8 @@ CHAPTER_DEFAULTS = {
     "05_manipulation": {"HEATMAP_LAYERS": (ManipulationParams, "heatmap_layers", tuple),
                         "SWEEP_LAYERS": (ManipulationParams, "sweep_layers", tuple),
                         "ALPHAS": (ManipulationParams, "alphas", tuple), "SEED": (ManipulationParams, "seed", int)},
+    "06_recovery": {"DAMAGE": (RecoveryParams, "damage", str), "TARGET_NATS": (RecoveryParams, "target_nats", float),
+                    "LR": (RecoveryParams, "lr", float), "TRAINABLE": (RecoveryParams, "trainable", str)},
 }
 
 
@@ -64,7 +67,19 @@ def book_params(lab) -> list:
     table["class"] = classify(table, lab.adapter.n_layers)
     manipulation = ManipulationParams(compress_layers=tuple(connective_layers(table)))
     return ([Baseline()] + [ImportanceParams(mode=m) for m in MODES] + [PredictabilityParams(), StructureParams(),
-                                                                        manipulation])
+                                                                        manipulation,
+                                                                        RecoveryParams.for_profile(BOOK_PROFILE)])
+
+
+def test_committed_growth_results_match_chapter_7():
+    from anatomy_lib.growth.experiment import GrowthParams, request
+    from anatomy_lib.growth.text import load_text
+
+    params = GrowthParams.for_profile(BOOK_PROFILE)
+    wanted = request(params, load_text(params.vocab_size))
+    assert STORE.load("growth", wanted) is not None, "stale or missing growth results: rerun make results"
+    committed = {path.stem for path in (STORE.root / "growth-sotu").rglob("*.json")}
+    assert committed == {request_key(wanted)}, "committed growth results no chapter asks for"
 
 
 def test_committed_results_match_the_chapters_requests(real_specimen):

@@ -15,9 +15,9 @@ Arms (``ARMS``), all ending at ``target_layers`` except the shallow control:
 - ``random_source``: the developmental schedule with the cloned layers chosen at random (nothing measured):
   separates "critical first" from generic growth.
 
-Measures: final validation loss at matched FLOPs; FLOPs to reach a target (the uniform arm's mean final loss and
-its mean loss at 25/50/75% of the budget), interpolated on log-FLOPs, "not reached" never imputed; speed-up
-(uniform / arm) and savings (1 - arm / uniform); paired by seed, with t-intervals. Also the paper's protocol
+Measures: final validation loss at matched FLOPs; FLOPs to reach a target (the uniform run's final loss and its
+loss at 25/50/75% of the budget, the uniform run of the same seed: paired), interpolated on log-FLOPs, "not
+reached" never imputed; speed-up (uniform / arm) and savings (1 - arm / uniform), with t-intervals over seeds. Also the paper's protocol
 (equal steps), and the importance map of the trained uniform and developmental models.
 """
 from __future__ import annotations
@@ -56,7 +56,7 @@ class GrowthParams(DiagnosticParams):
     context: int = field(default=128, metadata={"help": "tokens per training sequence"})
     vocab_size: int = field(default=4096, metadata={"help": "BPE vocabulary (a committed tokenizer)"})
     batch: int = field(default=16, metadata={"help": "sequences per step"})
-    budget_steps: int = field(default=120, metadata={"help": "the budget, as the uniform arm's number of steps"})
+    budget_steps: int = field(default=160, metadata={"help": "the budget, as the uniform arm's number of steps"})
     lr: float = field(default=3e-3, metadata={"help": "peak learning rate"})
     warmup: float = field(default=0.05, metadata={"help": "warm-up, as a fraction of the budget"})
     decay: float = field(default=0.2, metadata={"help": "linear decay over the last fraction of the budget"})
@@ -68,6 +68,9 @@ class GrowthParams(DiagnosticParams):
     clone_noise: float = field(default=0.01, metadata={"help": "noise on cloned matrices, relative to their std"})
     rewarm: float = field(default=0.02, metadata={"help": "re-warm-up after growth, fraction of the budget"})
     reset_optimizer: bool = field(default=False, metadata={"help": "reset every AdamW moment at growth"})
+    eval_fractions: tuple[float, ...] = field(default=(0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6,
+                                                       0.7, 0.8, 0.9, 1.0), metadata={
+        "help": "fractions of the budget at which validation loss is measured"})
     validation_blocks: int = field(default=16, metadata={"help": "validation blocks for the curves"})
     importance_blocks: int = field(default=8, metadata={"help": "validation blocks for the importance maps"})
 
@@ -85,6 +88,9 @@ class GrowthParams(DiagnosticParams):
         positive_number(self.lr, "lr")
         for name in ("clone_noise", "rewarm", "warmup", "decay"):
             non_negative_number(getattr(self, name), name)
+        for fraction in self.eval_fractions:
+            if not 0 < fraction <= 1:
+                raise ValueError(f"evaluation fractions lie in (0, 1], got {fraction}")
         for time in (self.growth_time, *self.midas_times, *self.develop_times):
             if not 0 < time < 1:
                 raise ValueError(f"growth times are fractions of the budget in (0, 1), got {time}")
@@ -113,8 +119,10 @@ class GrowthParams(DiagnosticParams):
                                midas_times=(0.3, 0.6), develop_times=(0.4,), validation_blocks=4,
                                importance_blocks=4),
                  "quick": {},
-                 "paper": dict(seeds=5, width=512, heads=8, mlp_width=2048, context=512, batch=32,
-                               budget_steps=2000, validation_blocks=64, importance_blocks=16)}
+                 # sized by FLOPs (~5e16 for all arms and seeds) for one H200; not run on the machines this book is
+                 # built on
+                 "paper": dict(seeds=5, width=384, heads=6, mlp_width=1536, context=256, batch=64,
+                               budget_steps=500, validation_blocks=64, importance_blocks=16)}
         if profile not in sizes:
             raise ValueError(f"unknown profile {profile!r}; choose one of {list(sizes)}")
         return replace(cls(), **{**sizes[profile], **overrides})
@@ -147,7 +155,8 @@ class GrowthParams(DiagnosticParams):
 
     def config(self) -> TrainConfig:
         return TrainConfig(self.shape, self.budget, self.batch, Schedule(self.lr, self.warmup, self.decay),
-                           rewarm=self.rewarm, reset_optimizer=self.reset_optimizer, clone_noise=self.clone_noise,
+                           eval_fractions=self.eval_fractions, rewarm=self.rewarm,
+                           reset_optimizer=self.reset_optimizer, clone_noise=self.clone_noise,
                            extra_eval_steps=(self.budget_steps,))
 
 
@@ -229,7 +238,8 @@ def mean_curves(curves: pd.DataFrame, points: int = 40) -> pd.DataFrame:
 
 def flops_to_target(curve: pd.DataFrame, target: float) -> float:
     """FLOPs at which a run's validation loss first reaches ``target``, interpolated in log-FLOPs between the
-    two evaluations around the crossing; NaN when it never does (never imputed)."""
+    two evaluations around the crossing; NaN when it never does (never imputed). A target already reached at
+    the first evaluation gets that evaluation's FLOPs: an upper bound."""
     curve = curve[curve["flops"] > 0].sort_values("flops")
     losses, flops = curve["val_loss"].to_numpy(), curve["flops"].to_numpy()
     below = np.nonzero(losses <= target)[0]
@@ -254,32 +264,38 @@ def t_interval(values, level: float = 0.95) -> tuple[float, float, float]:
     return float(values.mean()), float(values.mean() - half), float(values.mean() + half)
 
 
-def targets(curves: pd.DataFrame) -> dict[str, float]:
-    """The uniform arm's mean loss at 25/50/75% of the budget and at its end."""
+TARGETS = {"uniform at 25%": 0.25, "uniform at 50%": 0.5, "uniform at 75%": 0.75, "uniform final": 1.0}
+
+
+def targets(curves: pd.DataFrame) -> pd.DataFrame:
+    """Per seed, the uniform run's own loss at 25/50/75% of the budget and at its end: the targets every arm of
+    that seed is measured against (pairing by seed keeps the uniform arm's own runs comparable: a mean target
+    would be missed by about half of them by construction)."""
     uniform = curves[curves["arm"] == "uniform"]
-    out = {}
-    for fraction in (0.25, 0.5, 0.75):
-        out[f"uniform at {fraction:.0%}"] = float(loss_at_fraction(uniform, fraction).mean())
-    out["uniform final"] = float(uniform.groupby("seed")["val_loss"].last().mean())
-    return out
+    rows = []
+    for name, fraction in TARGETS.items():
+        at = loss_at_fraction(uniform, fraction) if fraction < 1 else uniform.groupby("seed")["val_loss"].last()
+        for key, loss in at.items():
+            rows.append({"target": name, "seed": key[1] if isinstance(key, tuple) else key, "target_loss": loss})
+    return pd.DataFrame(rows)
 
 
 def compute_to_target(curves: pd.DataFrame) -> pd.DataFrame:
-    """Per arm and target: FLOPs to reach it per seed, the speed-up and the savings against uniform (paired by
-    seed), with t-intervals, and how many seeds reached it."""
+    """Per arm and target: FLOPs to reach the same seed's uniform loss, how many seeds reached it, and the
+    speed-up and savings against uniform (paired by seed) with t-intervals."""
     rows = []
     goals = targets(curves)
-    for name, target in goals.items():
-        reach = {(arm, seed): flops_to_target(c, target) for (arm, seed), c in curves.groupby(["arm", "seed"])}
+    runs = dict(tuple(curves.groupby(["arm", "seed"])))
+    for name in TARGETS:
+        goal = goals[goals["target"] == name].set_index("seed")["target_loss"]
         for arm in dict.fromkeys(curves["arm"]):
-            seeds = sorted(s for a, s in reach if a == arm)
-            mine = [reach[(arm, s)] for s in seeds]
-            base = [reach.get(("uniform", s), np.nan) for s in seeds]
-            speedups = [b / m for b, m in zip(base, mine) if np.isfinite(b) and np.isfinite(m)]
-            savings = [1 - m / b for b, m in zip(base, mine) if np.isfinite(b) and np.isfinite(m)]
-            mean, low, high = t_interval(speedups)
-            smean, slow, shigh = t_interval(savings)
-            rows.append({"target": name, "target_loss": target, "arm": arm,
+            seeds = sorted(s for a, s in runs if a == arm and s in goal.index)
+            mine = [flops_to_target(runs[(arm, s)], goal[s]) for s in seeds]
+            base = [flops_to_target(runs[("uniform", s)], goal[s]) for s in seeds]
+            pairs = [(b, m) for b, m in zip(base, mine) if np.isfinite(b) and np.isfinite(m)]
+            mean, low, high = t_interval([b / m for b, m in pairs])
+            smean, slow, shigh = t_interval([1 - m / b for b, m in pairs])
+            rows.append({"target": name, "target_loss": float(goal.mean()), "arm": arm,
                          "reached": int(np.isfinite(mine).sum()), "seeds": len(seeds),
                          "flops_mean": float(np.nanmean(mine)) if np.isfinite(mine).any() else np.nan,
                          "speedup": mean, "speedup_low": low, "speedup_high": high,
@@ -347,7 +363,8 @@ def paper_claims(tables: dict[str, pd.DataFrame], params: GrowthParams):
                         f"{final['developmental'].mean():.3f} vs {final['uniform'].mean():.3f} nats/token; ratio "
                         f"{ratio[0]:.3f} [{ratio[1]:.3f}, {ratio[2]:.3f}]",
                         verdict(better and ratio[0] >= PAPER["loss_ratio"] / 2, partly=better),
-                        f"difference {diff[0]:+.3f} [{diff[1]:+.3f}, {diff[2]:+.3f}] nats over {len(final)} seeds"))
+                        f"difference {diff[0]:+.3f} [{diff[1]:+.3f}, {diff[2]:+.3f}] nats over {len(final)} seeds"
+                        + (f"; shallow control {final['shallow'].mean():.3f}" if "shallow" in final else "")))
     equal = wall_at_uniform_steps(curves, params.budget_steps)
     if {"uniform", "developmental"} <= set(equal.get("arm", [])):
         both = equal.pivot(index="seed", columns="arm", values="wall_s")
@@ -363,16 +380,19 @@ def paper_claims(tables: dict[str, pd.DataFrame], params: GrowthParams):
                             verdict(saving[1] > 0 and saving[0] >= PAPER["wall_time_saving"] / 2,
                                     partly=saving[1] > 0), "measured wall time on this machine"))
     reach = compute_to_target(curves)
-    row = reach[(reach["target"] == "uniform final") & (reach["arm"] == "developmental")]
-    if len(row):
-        r = row.iloc[0]
+    final_target = reach[reach["target"] == "uniform final"].set_index("arm")
+    if "developmental" in final_target.index:
+        r = final_target.loc["developmental"]
         reached = r.reached == r.seeds
+        control = (f"; the shallow control saves {final_target.loc['shallow', 'savings']:.0%} "
+                   f"[{final_target.loc['shallow', 'savings_low']:.0%}, {final_target.loc['shallow', 'savings_high']:.0%}]"
+                   if "shallow" in final_target.index else "")
         claims.append(Claim("training cost to reach the uniform arm's final loss", f"~{PAPER['cost_saving']:.0%} lower",
                             (f"savings {r.savings:.0%} [{r.savings_low:.0%}, {r.savings_high:.0%}], speed-up "
                              f"{r.speedup:.2f}x" if r.reached else "") + f"; reached by {r.reached} of {r.seeds} seeds",
                             verdict(reached and r.savings_low > 0 and r.savings >= PAPER["cost_saving"] / 2,
                                     partly=reached and r.savings_low > 0),
-                            "FLOPs, paired by seed; a seed that never reached the target is not imputed"))
+                            "FLOPs, paired by seed, never imputed" + control))
     half = loss_at_fraction(curves[curves["arm"] == "developmental"], 0.5)
     uniform_final = final["uniform"]
     margin = t_interval([half[("developmental", s)] - uniform_final[s] for s in uniform_final.index
