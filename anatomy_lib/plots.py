@@ -408,6 +408,7 @@ def growth_curves_figure(curves, mean, events, paper_ratio: float | None = None,
             ax.annotate("grow", (event.flops, 1.0), xycoords=("data", "axes fraction"), fontsize=7.5,
                         color=colours.get(event.arm, "grey"), rotation=90, va="top", ha="right")
     ax.set_xscale("log")
+    ax.xaxis.set_minor_formatter(plt.NullFormatter())
     ax.set(xlabel="training FLOPs (log)", ylabel="validation loss (nats per token)",
            title="Every arm on the same FLOP budget (thin: seeds; bold: mean)")
     _legend_below(ax, "", ncol=3)
@@ -420,7 +421,7 @@ def compute_to_target_figure(reach, paper_saving: float | None = None, specimen:
     use_book_style()
     goals = list(dict.fromkeys(reach["target"]))
     arms = [a for a in dict.fromkeys(reach["arm"]) if a != "uniform"]
-    fig, ax = plt.subplots(figsize=(10, 4.8))
+    fig, ax = plt.subplots(figsize=(10, 5.4))
     colours = sns.color_palette(PALETTE, len(goals))
     width = 0.8 / len(goals)
     for i, goal in enumerate(goals):
@@ -439,7 +440,7 @@ def compute_to_target_figure(reach, paper_saving: float | None = None, specimen:
         ax.axhline(1 / (1 - paper_saving), **PAPER_STYLE, label=f"paper: {paper_saving:.0%} cheaper "
                                                                  f"= {1 / (1 - paper_saving):.2f}x")
     ax.set_xticks(np.arange(len(arms)), arms)
-    ax.set(ylabel="speed-up: uniform FLOPs / arm FLOPs", title="FLOPs to reach the uniform arm's losses")
+    ax.set(ylabel="speed-up (uniform / arm FLOPs)", title="FLOPs to reach the uniform arm's losses (same seed)")
     _legend_below(ax, "target (hollow: not reached by every seed; n/m seeds)", ncol=2)
     return _finish(fig, "", specimen)
 
@@ -447,11 +448,11 @@ def compute_to_target_figure(reach, paper_saving: float | None = None, specimen:
 def anatomy_comparison_figure(anatomy, specimen: str | None = None):
     """Chapter 2's skip-ablation importance map of trained models side by side (change with 95% interval)."""
     use_book_style()
-    fig, ax = plt.subplots(figsize=(10, 4.6))
+    fig, ax = plt.subplots(figsize=(10, 5.2))
     for (arm, rows), colour, marker in zip(anatomy.groupby("arm", sort=False), sns.color_palette(PALETTE), "osD^"):
         _curve(ax, "layer", rows, colour, marker, arm)
     _symlog(ax)
-    ax.set(xlabel="layer (0-based)", ylabel="perplexity change when skipped (%), symlog",
+    ax.set(xlabel="layer (0-based)", ylabel="change when skipped (%), symlog",
            title="Does an anatomy emerge? Skip ablation of trained 12-layer models")
     ax.set_xticks(sorted(anatomy["layer"].unique()))
     _legend_below(ax, "model", ncol=3)

@@ -418,6 +418,20 @@ def findings(tables: dict[str, pd.DataFrame], params: GrowthParams) -> list[str]
         side = "below" if r.diff_high < 0 else "above" if r.diff_low > 0 else "not distinguishable from"
         out.append(f"{arm}: {r.final_loss:.3f} nats, {r.minus_uniform:+.3f} [{r.diff_low:+.3f}, {r.diff_high:+.3f}] "
                    f"against uniform ({side} it).")
+    events = tables.get("events")
+    if events is not None and len(events):
+        goal = targets(tables["curves"])
+        goal = goal[goal["target"] == "uniform final"].set_index("seed")["target_loss"]
+        early = []
+        for (arm, seed), curve in tables["curves"].groupby(["arm", "seed"]):
+            first = events[(events["arm"] == arm) & (events["seed"] == seed)]["flops"]
+            if len(first) and seed in goal.index and flops_to_target(curve, goal[seed]) < first.min():
+                early.append((arm, seed))
+        grown = events.groupby("arm")["seed"].nunique()
+        out.append(f"{len(early)} of {int(grown.sum())} growing runs reached their seed's final uniform loss before "
+                   f"their first growth event, i.e. while still {params.start_layers} layers deep: at this budget "
+                   "the deep model is undertrained, and the growing arms' advantage is being shallow, as the "
+                   "shallow control shows.")
     if {"developmental", "random_source"} <= set(losses.index):
         pair = runs.pivot(index="seed", columns="arm", values="final_val_loss")
         diff = t_interval(pair["developmental"] - pair["random_source"])
