@@ -5,9 +5,10 @@ Modules, read in this order: ``runtime`` (device, profiles), ``specimens`` (load
 every model family), ``corpus`` (text and token blocks), ``surgery`` (reversible weight edits), ``engine``
 (perplexity with a prefix cache), ``bootstrap`` (intervals over text blocks), ``results`` (the store and the
 parameter base class), ``lab`` (a specimen at a profile, and ``Lab.measure``, the one way to measure an edit).
-Then one module per chapter's diagnostic (``importance``, ``predictability``, ``structure``, ``manipulate``), with
-``generation`` (continuations and their coherence), ``weight_stats``, ``verdicts``, ``plots`` and ``widgets``
-for the book, ``cli`` and ``benchmark`` for the command line.
+Then one module per chapter's diagnostic (``importance``, ``predictability``, ``structure``, ``manipulate``,
+``recovery``) and the ``growth`` subpackage (chapter 7's training rooms), with ``generation`` (continuations
+and their coherence), ``weight_stats``, ``verdicts``, ``plots`` and ``widgets`` for the book, ``cli`` and
+``benchmark`` for the command line.
 """
 from .version import __version__
 from .adapter import MATRICES, ModelAdapter

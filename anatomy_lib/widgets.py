@@ -24,6 +24,19 @@ def _redraw(output: widgets.Output, make_figure) -> None:
     plt.close(fig)
 
 
+def _busy(button: widgets.Button, bar: widgets.IntProgress, output: widgets.Output, work) -> None:
+    """Run ``work()`` with the button disabled; an exception is shown in the output area, never swallowed."""
+    button.disabled = True
+    try:
+        work()
+    except Exception as exc:
+        output.outputs = ()
+        output.append_stdout(f"error: {exc}\n")
+        bar.description = "failed"
+    finally:
+        button.disabled = False
+
+
 def _layer_picker(adapter, layers, rows: int = 6) -> widgets.SelectMultiple:
     for layer in layers:
         adapter.check_layer(layer)
@@ -221,30 +234,23 @@ def recovery_explorer(lab, params, tables, classes: dict | None = None, layer: i
             return
         _redraw(output, lambda: recovery_curves_figure(curves, classes, tolerance, lab.specimen.name))
 
-    def train(_=None):
-        button.disabled, bar.description, bar.value = True, "training", 0
-        try:
-            run = replace(params, layers=(pick.value,), sham_layers=(), lr=lr.value, steps=steps.value,
-                          target_nats=amount.value if mode.value == "target nats" else params.target_nats,
-                          eval_every=max(1, steps.value // 8))
-            bar.max = run.steps
-            context = RecoveryContext.build(lab, run, layers=[pick.value])
-            sigma = amount.value if mode.value == "sigma" else None
-            row, curve = recovery_run(context, pick.value, "damaged", run.noise_seed, run, sigma,
-                                      on_step=lambda step: setattr(bar, "value", step))
-            curve["noise_seed"] = -1  # drawn apart from the stored seeds
-            live[:] = [curve.assign(kind="damaged")]
-            bar.description = f"done: {row['initial_excess_nll']:+.2f} -> {row['final_excess_nll']:+.2f} nats"
-            draw()
-        except Exception as exc:  # shown to the reader, never swallowed
-            output.outputs = ()
-            output.append_stdout(f"error: {exc}\n")
-            bar.description = "failed"
-        finally:
-            button.disabled = False
+    def work():
+        bar.description, bar.value = "training", 0
+        run = replace(params, layers=(pick.value,), sham_layers=(), lr=lr.value, steps=steps.value,
+                      target_nats=amount.value if mode.value == "target nats" else params.target_nats,
+                      eval_every=max(1, steps.value // 8))
+        bar.max = run.steps
+        context = RecoveryContext.build(lab, run, layers=[pick.value])
+        sigma = amount.value if mode.value == "sigma" else None
+        row, curve = recovery_run(context, pick.value, "damaged", run.noise_seed, run, sigma,
+                                  on_step=lambda step: setattr(bar, "value", step))
+        curve["noise_seed"] = -1  # drawn apart from the stored seeds
+        live[:] = [curve.assign(kind="damaged")]
+        bar.description = f"done: {row['initial_excess_nll']:+.2f} -> {row['final_excess_nll']:+.2f} nats"
+        draw()
 
     pick.observe(draw, names="value")
-    button.on_click(train)
+    button.on_click(lambda _: _busy(button, bar, output, work))
     draw()
     return widgets.VBox([widgets.HBox([widgets.VBox([pick, mode, amount]), widgets.VBox([lr, steps, button, bar])]),
                          output])
@@ -275,32 +281,25 @@ def growth_explorer(tables, params, arms=("uniform", "developmental")):
         _redraw(output, lambda: growth_curves_figure(shown, mean_curves(shown), events,
                                                      specimen=f"stored runs, seed {seed.value}"))
 
-    def run(_=None):
-        button.disabled, bar.value = True, 0
-        try:
-            small = GrowthParams.for_profile("smoke", arms=tuple(live_arms.value) or ("uniform",), seeds=1)
-            _, data = text_data(small)
-            bar.max, bar.description = len(small.arms), "training"
-            fresh, events = [], []
-            for name in small.arms:
-                curve, records, _ = train(small.arm(name), small.config(), data, 0)
-                fresh.append(curve)
-                events.append(records)
-                bar.value += 1
-            live = pd.concat(fresh, ignore_index=True)
-            events = pd.concat(events, ignore_index=True)
-            _redraw(output, lambda: growth_curves_figure(live, mean_curves(live), events,
-                                                         specimen="trained just now (smoke size)"))
-            bar.description = "done"
-        except Exception as exc:  # shown to the reader, never swallowed
-            output.outputs = ()
-            output.append_stdout(f"error: {exc}\n")
-            bar.description = "failed"
-        finally:
-            button.disabled = False
+    def work():
+        bar.value = 0
+        small = GrowthParams.for_profile("smoke", arms=tuple(live_arms.value) or ("uniform",), seeds=1)
+        _, data = text_data(small)
+        bar.max, bar.description = len(small.arms), "training"
+        fresh, events = [], []
+        for name in small.arms:
+            curve, records, _ = train(small.arm(name), small.config(), data, 0)
+            fresh.append(curve)
+            events.append(records)
+            bar.value += 1
+        live = pd.concat(fresh, ignore_index=True)
+        events = pd.concat(events, ignore_index=True)
+        _redraw(output, lambda: growth_curves_figure(live, mean_curves(live), events,
+                                                     specimen="trained just now (smoke size)"))
+        bar.description = "done"
 
     for control in (pick, seed):
         control.observe(draw, names="value")
-    button.on_click(run)
+    button.on_click(lambda _: _busy(button, bar, output, work))
     draw()
     return widgets.VBox([widgets.HBox([widgets.VBox([pick, seed]), widgets.VBox([live_arms, button, bar])]), output])
