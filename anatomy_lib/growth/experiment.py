@@ -133,7 +133,7 @@ class GrowthParams(DiagnosticParams):
 
     @property
     def budget(self) -> float:
-        """The FLOP budget: ``budget_steps`` steps of the uniform arm."""
+        """FLOPs each arm may spend, ``budget_steps`` steps of the uniform arm."""
         return self.budget_steps * step_flops(self.shape, [True] * self.target_layers, True, self.batch)
 
     def arm(self, name: str) -> Arm:
