@@ -26,7 +26,7 @@ from tqdm.auto import tqdm
 from ..checks import one_of
 from .flops import forward_flops, step_flops
 from .models import Shape, build_model
-from .operators import Copy, apply_plan, clone_plan, middle_plan, remove_plan, stack_plan
+from .operators import Copy, apply_plan, middle_plan, remove_plan, stack_plan
 
 EVENT_KINDS = ("stack", "middle", "develop", "random_develop")
 
@@ -170,9 +170,9 @@ def _grow(model, event: Event, config: TrainConfig, data: TextData, seed: int) -
         if needed < 0:
             raise ValueError(f"cannot develop {n} layers into {event.target}")
         sources = [int(ranking[i % len(ranking)]) for i in range(needed)]
-        plan = remove_plan(n, drop)
-        plan = [entry for layer in plan for entry in clone_plan(n, sources, noise) if
-                (entry == layer) or (isinstance(entry, Copy) and entry.source == layer)]
+        # each kept layer, then the copies made of it (clone_plan's order, without the dropped layers)
+        plan = [entry for layer in remove_plan(n, drop)
+                for entry in [layer] + [Copy(layer, noise)] * sources.count(layer)]
         record.update(sources=",".join(map(str, sorted(sources))), removed=",".join(map(str, drop)))
     new = apply_plan(model, plan, seed=seed + 7919 * n)
     record["layers_after"] = len(model.model.layers)
