@@ -31,3 +31,14 @@ def paired_change_interval(base_nll, new_nll, n_boot: int = 2000, seed: int = 0,
     tail = (1 - level) / 2 * 100
     return (float(np.expm1(diff.mean()) * 100), float(np.percentile(draws, tail)),
             float(np.percentile(draws, 100 - tail)))
+
+
+def mean_interval(values, n_boot: int = 2000, seed: int = 0, level: float = 0.95):
+    """(mean, low, high): a mean and its percentile bootstrap interval over the items (e.g. prompts answered
+    right, 1/0; a paired difference, edited minus intact)."""
+    x = np.asarray(values, dtype=np.float64)
+    if x.size == 0:
+        raise ValueError("no values to average")
+    draws = x[_resample_indices(len(x), n_boot, seed)].mean(axis=1)
+    tail = (1 - level) / 2 * 100
+    return float(x.mean()), float(np.percentile(draws, tail)), float(np.percentile(draws, 100 - tail))

@@ -4,7 +4,9 @@ edited.
 An instruct specimen gets its chat template (it was trained to answer in that format); a base model gets the
 raw prompt. Greedy decoding keeps every continuation reproducible. Coherence is measured, not only shown: the
 continuations' perplexity under the intact model, distinct-2 and distinct-3, a repetition rate, and correct
-answers to fixed factual questions (string match).
+answers to the short factual questions of ``facts.FACTS`` (whole-word string match), as a rate with a bootstrap
+interval over questions. An empty continuation counts as incoherent: it answers nothing, and its share is
+reported.
 """
 from __future__ import annotations
 
@@ -14,23 +16,14 @@ import numpy as np
 import pandas as pd
 import torch
 
+from .facts import FACTS
+
 DEFAULT_PROMPTS = (
     "What is the capital of France?",
     "Explain in one sentence why the sky is blue.",
     "Write the next sentence: The history of the United States began",
 )
-FACTS = (
-    ("What is the capital of France?", ("paris",)),
-    ("What is the capital of Japan?", ("tokyo",)),
-    ("What is the capital of Italy?", ("rome",)),
-    ("How many days are in a week?", ("seven", "7")),
-    ("What is the largest planet in our solar system?", ("jupiter",)),
-    ("Who wrote Romeo and Juliet?", ("shakespeare",)),
-    ("What is the chemical formula of water?", ("h2o", "h₂o")),
-    ("What is two plus two?", ("four", "4")),
-    ("What language is mainly spoken in Brazil?", ("portuguese",)),
-    ("What color is the sky on a clear day?", ("blue",)),
-)
+
 
 
 def format_prompt(specimen, prompt: str, chat: bool | None = None) -> str:
@@ -93,27 +86,58 @@ def continuation_nll(specimen, prompt: str, continuation: str) -> float:
     return float(torch.nn.functional.cross_entropy(logits, ids[0, len(context):]))
 
 
-def coherence(lab, edit=None, prompts=DEFAULT_PROMPTS, facts=FACTS,
-              max_new_tokens: int | None = None) -> tuple[dict, pd.DataFrame]:
+def answers_correctly(answer: str, accepted) -> bool:
+    """Whether ``answer`` contains one of the ``accepted`` strings as a whole word (case-insensitive)."""
+    text = answer.lower()
+    return any(re.search(rf"(?<!\w){re.escape(a)}(?!\w)", text) for a in accepted)
+
+
+SMOKE_FACTS = 8  # the smoke profile (the test suite) asks only the first questions; every other profile all
+
+
+def facts_for(profile) -> tuple:
+    """The factual questions a profile asks."""
+    return FACTS[:SMOKE_FACTS] if profile.name == "smoke" else FACTS
+
+
+def coherence_metrics(texts, answers, facts, nll, n_boot: int = 2000, seed: int = 0) -> tuple[dict, list[bool]]:
+    """Score continuations of the prompts (``texts``, with their NLL under the intact model, NaN where empty) and
+    answers to ``facts``: (metrics, which answers are correct). An empty continuation is incoherent: it answers
+    nothing, counts in ``empty_share``, and a set of only empty continuations has repetition 1 and an infinite
+    perplexity rather than NaN."""
+    from .bootstrap import mean_interval
+
+    correct = [answers_correctly(answer, accepted) for answer, (_, accepted) in zip(answers, facts)]
+    said = [t for t in texts if t]
+    nll = [v for v, t in zip(nll, texts) if t]
+    rate, low, high = mean_interval(correct, n_boot, seed)
+    metrics = {"generated_ppl": float(np.exp(np.mean(nll))) if nll else float("inf"),
+               "distinct_2": distinct_n(" ".join(texts), 2), "distinct_3": distinct_n(" ".join(texts), 3),
+               "repetition_rate": float(np.mean([repetition_rate(t) for t in said])) if said else 1.0,
+               "empty_share": float(np.mean([not t for t in list(texts) + list(answers)])),
+               "facts_correct": int(sum(correct)), "facts_total": len(facts),
+               "fact_rate": rate, "fact_rate_low": low, "fact_rate_high": high}
+    return metrics, correct
+
+
+def coherence(lab, edit=None, prompts=DEFAULT_PROMPTS, facts=None,
+              max_new_tokens: int | None = None, seed: int = 0) -> tuple[dict, pd.DataFrame]:
     """Generate under ``edit`` (see ``Lab.measure``; None: the intact model), then score the continuations under
-    the intact model: (metrics, generations table)."""
+    the intact model: (metrics, generations table). The fact rate carries a bootstrap interval over questions;
+    the table's ``correct`` column (1/0 per question) lets a caller pair two conditions."""
     from .surgery import surgery
 
     spec = lab.specimen
+    facts = facts_for(lab.profile) if facts is None else facts
     tokens = max_new_tokens or lab.profile.gen_tokens
     with surgery(lab.adapter) as editor:
         if edit is not None:
             edit(editor)
         texts = [generate(spec, p, tokens) for p in prompts]
         answers = [generate(spec, q, 16) for q, _ in facts]
-    correct = [any(a in answer.lower() for a in accepted) for answer, (_, accepted) in zip(answers, facts)]
-    nll = [continuation_nll(spec, p, t) for p, t in zip(prompts, texts)]
-    joined = " ".join(texts)
-    metrics = {"generated_ppl": float(np.exp(np.nanmean(nll))) if not all(np.isnan(nll)) else float("nan"),
-               "distinct_2": distinct_n(joined, 2), "distinct_3": distinct_n(joined, 3),
-               "repetition_rate": float(np.mean([repetition_rate(t) for t in texts])),
-               "facts_correct": int(sum(correct)), "facts_total": len(facts)}
+    nll = [continuation_nll(spec, p, t) if t else float("nan") for p, t in zip(prompts, texts)]
+    metrics, correct = coherence_metrics(texts, answers, facts, nll, lab.profile.n_boot, seed)
     table = pd.DataFrame({"prompt": list(prompts) + [q for q, _ in facts], "kind": ["prompt"] * len(prompts) +
                           ["fact"] * len(facts), "continuation": texts + answers,
-                          "correct": [None] * len(prompts) + correct})
+                          "correct": [np.nan] * len(prompts) + [float(c) for c in correct]})
     return metrics, table

@@ -175,16 +175,25 @@ def influence_figure(table, rho: float, specimen: str | None = None):
 
 
 def r2_figure(fits, paper_r2: float | None = None, specimen: str | None = None, floor: float = -2.0):
-    """Mean R^2 per component: in-sample vs held-out layers, for the specimen and its two null models.
-    The axis stops at ``floor``; bars below it are drawn to the floor."""
+    """Mean R^2 per component: ridge in-sample and on held-out layers, beside the two baselines (previous layer,
+    mean layer), for the specimen and its two null models. The axis stops at ``floor``; bars below it are drawn
+    to the floor."""
     use_book_style()
+    fits = fits.copy()
+    if "predictor" not in fits:
+        fits["predictor"] = "ridge"
+    fits["predictor, fit"] = np.where(fits["predictor"] == "ridge",
+                                      "ridge, " + fits["fit"].str.replace("out-of-sample", "held-out"),
+                                      fits["predictor"] + " (held-out)")
+    order = [o for o in ("ridge, in-sample", "ridge, held-out", "previous layer (held-out)", "mean layer (held-out)")
+             if o in set(fits["predictor, fit"])]
     models = list(dict.fromkeys(fits["model"]))
     fig, axes = plt.subplots(1, len(models), figsize=(10, 4.6), sharey=True)
     axes = np.atleast_1d(axes)
     for ax, model in zip(axes, models):
         rows = fits[fits["model"] == model]
-        sns.barplot(data=rows, x="component", y="r2", hue="fit", ax=ax, errorbar=None,
-                    hue_order=["in-sample", "out-of-sample"], palette=sns.color_palette(PALETTE)[:2])
+        sns.barplot(data=rows, x="component", y="r2", hue="predictor, fit", ax=ax, errorbar=None,
+                    hue_order=order, palette=sns.color_palette(PALETTE)[:len(order)])
         ax.axhline(0, color="black", linewidth=0.8)
         if paper_r2 is not None:
             ax.axhline(paper_r2, **PAPER_STYLE, label=f"paper: R^2 = {paper_r2} (gate)")
@@ -193,9 +202,26 @@ def r2_figure(fits, paper_r2: float | None = None, specimen: str | None = None, 
         ax.get_legend().remove()
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, ncol=3, loc="lower center", frameon=False, fontsize=10)
-    _title(fig, "Ridge predictability of the next layer's weights", specimen)
-    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    _title(fig, "Predictability of the next layer's weights", specimen)
+    fig.tight_layout(rect=(0, 0.13, 1, 1))
     return fig
+
+
+def ridge_sweep_figure(sweep, baselines, specimen: str | None = None):
+    """Held-out R^2 of ridge (mean over components and layers) against projection size, one line per context,
+    with the baselines' levels as horizontal lines ({name: mean held-out R^2})."""
+    use_book_style()
+    means = sweep.groupby(["context", "proj_dim"], as_index=False)["r2"].mean()
+    fig, ax = plt.subplots(figsize=(7.5, 4.2))
+    sns.lineplot(data=means, x="proj_dim", y="r2", hue="context", style="context", markers=True, dashes=False,
+                 palette=sns.color_palette(PALETTE)[:means["context"].nunique()], ax=ax, linewidth=2)
+    for (name, value), style in zip(baselines.items(), (":", "--")):
+        ax.axhline(value, color="0.3", linestyle=style, linewidth=1.5, label=f"{name}: {value:+.2f}")
+    ax.set_xscale("log", base=2)
+    ax.set(xlabel="projection size (features per layer, log2)", ylabel="mean held-out R^2",
+           title="Ridge on held-out layers, by context and projection size")
+    ax.legend(title="context (layers) / baseline", fontsize=9, loc="best")
+    return _finish(fig, "", specimen)
 
 
 def delta_correlation_figure(weights, specimen: str | None = None):
@@ -318,8 +344,13 @@ def compression_figure(compression, paper_point: tuple, specimen: str | None = N
     left.set(xlabel="alpha (alpha = 0 removes the layers)", ylabel="perplexity change (%), symlog",
              title="Perplexity")
     _legend_below(left, "", ncol=2)
-    right.plot(scaled["alpha"], scaled["facts_correct"] / scaled["facts_total"], marker="o", color=colours[1],
-               label="facts answered correctly")
+    if "fact_rate_low" in scaled:
+        rate = scaled["fact_rate"]
+        right.errorbar(scaled["alpha"], rate, yerr=[rate - scaled["fact_rate_low"], scaled["fact_rate_high"] - rate],
+                       marker="o", color=colours[1], capsize=3, label="facts answered correctly (95% interval)")
+    else:
+        right.plot(scaled["alpha"], scaled["facts_correct"] / scaled["facts_total"], marker="o", color=colours[1],
+                   label="facts answered correctly")
     right.plot(scaled["alpha"], scaled["distinct_2"], marker="s", color=colours[2], label="distinct-2")
     right.plot(scaled["alpha"], scaled["repetition_rate"], marker="D", color=colours[3], label="repetition rate")
     right.axhline(intact.facts_correct / intact.facts_total, color=colours[1], linestyle=":", linewidth=1.2,

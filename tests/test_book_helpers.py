@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from anatomy_lib import plots, verdicts, weight_stats
+from anatomy_lib import plots, weight_stats
 from anatomy_lib.generation import generate
 
 matplotlib.use("Agg")
@@ -34,15 +34,6 @@ def test_effective_rank_of_known_spectra():
     spike = pd.DataFrame({"tensor": "b", "sigma": [1.0] + [0.0] * 7, "index": range(8)})
     ranks = weight_stats.effective_rank(pd.concat([flat, spike]))
     assert ranks["effective_rank"].tolist() == pytest.approx([8.0, 1.0])
-
-
-def test_claims_need_a_known_verdict():
-    assert verdicts.verdict(True) == "reproduced" and verdicts.verdict(None) == "not comparable"
-    assert verdicts.verdict(False, partly=True) == "partly reproduced"
-    with pytest.raises(ValueError, match="choose one of"):
-        verdicts.Claim("x", "1", "2", "kind of")
-    table = verdicts.claims_table([verdicts.Claim("x", "1", "1", "reproduced")])
-    assert list(table.columns) == ["Claim", "Paper", "Ours", "Verdict", "Note"]
 
 
 def test_layer_explorer_redraws(tiny, monkeypatch):

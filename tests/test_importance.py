@@ -114,7 +114,7 @@ def test_paper_claims_reproduce_on_a_paper_shaped_table():
     changes[11] = PAPER["l11_change_pct"]
     changes[[14, 17]] = -5.0
     changes[[1, 2, 23, 24, 25, 26, 27, 28]] = 200.0
-    changes[3] = 1e-3  # so that importance spans about 10^7.8
+    changes[3] = 0.006  # so that importance spans 10^7.02
     table = _table(changes, half_width=0.5)
     table["class"] = classify(table, 30, Thresholds(io_fraction=0.25))
     verdicts = {c.claim: c.verdict for c in paper_claims(table, thresholds=Thresholds(io_fraction=0.25))}

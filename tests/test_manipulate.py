@@ -114,3 +114,33 @@ def test_manipulation_explorer_recomputes_on_press(real_specimen):
     pick.value = ()
     knobs.children[-1].click()
     assert "choose at least one layer" in str(output.outputs)
+
+
+def test_empty_continuations_count_as_incoherent_never_nan():
+    from anatomy_lib.generation import FACTS, answers_correctly, coherence_metrics
+
+    facts = FACTS[:4]
+    metrics, correct = coherence_metrics(["", ""], ["", "", "", ""], facts, [float("nan")] * 2, n_boot=50)
+    assert correct == [False] * 4 and metrics["empty_share"] == 1.0 and metrics["repetition_rate"] == 1.0
+    assert metrics["generated_ppl"] == float("inf") and metrics["fact_rate_high"] == 0.0
+    assert not any(np.isnan(v) for v in metrics.values() if isinstance(v, float))
+    mixed, _ = coherence_metrics(["Paris is the capital.", ""], ["Paris.", "", "", ""], facts, [1.0, float("nan")],
+                                 n_boot=50)
+    assert mixed["empty_share"] == pytest.approx(4 / 6) and mixed["generated_ppl"] == pytest.approx(np.e)
+    assert mixed["fact_rate"] == 0.25 and mixed["fact_rate_low"] <= 0.25 <= mixed["fact_rate_high"]
+
+
+def test_answers_match_whole_words_only():
+    from anatomy_lib.generation import answers_correctly
+
+    assert answers_correctly("It is 7 days.", ("seven", "7")) and answers_correctly("Seven.", ("seven", "7"))
+    assert not answers_correctly("It boils at 100 degrees", ("0", "zero"))
+    assert answers_correctly("Water freezes at 0 °C", ("0", "zero"))
+    assert not answers_correctly("a banana", ("z",)) and answers_correctly("The letter Z.", ("z",))
+
+
+def test_the_fact_set_is_large_enough_and_well_formed():
+    from anatomy_lib.facts import FACTS
+
+    assert len(FACTS) >= 50 and len({q for q, _ in FACTS}) == len(FACTS)
+    assert all(q.endswith("?") and answers and all(a == a.lower() for a in answers) for q, answers in FACTS)
