@@ -9,7 +9,8 @@ other ablation modes. ``python -m anatomy_lib.benchmark recovery`` times chapter
 tokens/s, the fraction of the matmul peak (forward + backward FLOPs counted by ``FlopCounterMode``), and the
 speed-up of the cached step over a naive step through the whole model with the same frozen prefix, per layer
 and averaged; it also checks that both steps give the same loss and gradients. ``python -m anatomy_lib.benchmark
-train`` reports chapter 7's training throughput and model FLOPs utilisation.
+train`` reports chapter 7's training throughput and model FLOPs utilisation; ``python -m anatomy_lib.benchmark
+distributed`` the trainer's own tokens/s, alone or under ``torchrun``.
 """
 from __future__ import annotations
 
@@ -244,10 +245,30 @@ def bench_train(profile: str = "quick", steps: int = 8, widths: list[int] | None
     return rows
 
 
+def bench_distributed(profile: str = "quick", steps: int = 40):
+    """Training tokens/s of the growth trainer itself (uniform arm, ``steps`` steps of the profile's global
+    batch), in all and per process; run it alone and under ``torchrun --nproc_per_node=N`` to compare."""
+    from .distributed import init_from_environment
+    from .growth.experiment import GrowthParams, text_data
+    from .growth.trainer import train
+
+    at = init_from_environment()
+    params = GrowthParams.for_profile(profile, budget_steps=steps, eval_fractions=(1.0,))
+    _, data = text_data(params)
+    curve, _, _ = train(params.arm("uniform"), params.config(), data, seed=0)
+    first, last = curve.iloc[0], curve.iloc[-1]
+    seconds = last.wall_s - 2 * first.wall_s  # the first row's time is one evaluation; the last row holds another
+    if at.main:
+        print(f"{at.size} process(es) x {torch.get_num_threads()} threads, {int(last.step)} steps of "
+              f"{params.batch} x {params.context} tokens: {last.tokens / seconds:,.0f} tokens/s in all, "
+              f"{last.tokens / seconds / at.size:,.0f} per process (final loss {last.val_loss:.4f})")
+    return last.tokens / seconds
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m anatomy_lib.benchmark", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=["perplexity", "importance", "recovery", "train"])
+    parser.add_argument("what", choices=["perplexity", "importance", "recovery", "train", "distributed"])
     parser.add_argument("--specimen", default="smollm2-135m-instruct-q4")
     parser.add_argument("--blocks", type=int, default=4)
     parser.add_argument("--block-len", type=int, default=512)
@@ -265,6 +286,8 @@ def main(argv: list[str] | None = None) -> int:
         bench_importance(args.specimen, args.blocks, args.block_len, args.batch_size, args.layers, args.modes)
     elif args.what == "recovery":
         bench_recovery(args.specimen, args.layers, args.steps)
+    elif args.what == "distributed":
+        bench_distributed(args.profile, args.steps)
     else:
         bench_train(args.profile, args.steps, args.widths)
     return 0

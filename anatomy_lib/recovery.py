@@ -383,6 +383,22 @@ def summarize_curve(curve: pd.DataFrame, tolerance: float, budget: int) -> dict:
             "area_excess_nll": area, "normalized_area": area / (initial * budget) if initial > 0 else np.nan}
 
 
+def recovery_sweep(context: RecoveryContext, params: RecoveryParams,
+                   progress: bool = True) -> dict[str, pd.DataFrame]:
+    """Every run of ``params``. Runs are independent, so under ``torchrun`` each process takes every N-th run
+    and the results are gathered back in order: the tables equal a one-process sweep's."""
+    from .distributed import gather, shard, world
+
+    at = world()
+    jobs = [(layer, kind, seed, sigma) for layer, kind, seed in params.runs()
+            for sigma in ((None,) if params.damage == "matched" or kind == "sham" else params.sigmas)]
+    done = [recovery_run(context, layer, kind, seed, params, sigma) for layer, kind, seed, sigma in
+            tqdm(shard(jobs, at), desc="recovery runs", disable=not progress or not at.main)]
+    done = gather(done, at)
+    return {"runs": pd.DataFrame([row for row, _ in done]),
+            "curves": pd.concat([curve for _, curve in done], ignore_index=True)}
+
+
 def recovery(lab, params: RecoveryParams | None = None, recompute: bool = False,
              progress: bool = True) -> dict[str, pd.DataFrame]:
     """Every run of ``params`` (damaged layers, repeats, shams): a ``runs`` summary and the ``curves``, through
@@ -393,15 +409,7 @@ def recovery(lab, params: RecoveryParams | None = None, recompute: bool = False,
         lab.adapter.check_layer(layer)
 
     def compute():
-        context = RecoveryContext.build(lab, params)
-        jobs = [(layer, kind, seed, sigma) for layer, kind, seed in params.runs()
-                for sigma in ((None,) if params.damage == "matched" or kind == "sham" else params.sigmas)]
-        rows, curves = [], []
-        for layer, kind, seed, sigma in tqdm(jobs, desc="recovery runs", disable=not progress):
-            row, curve = recovery_run(context, layer, kind, seed, params, sigma)
-            rows.append(row)
-            curves.append(curve)
-        return {"runs": pd.DataFrame(rows), "curves": pd.concat(curves, ignore_index=True)}
+        return recovery_sweep(RecoveryContext.build(lab, params), params, progress)
 
     return lab.stored(params, compute, recompute)
 
@@ -495,8 +503,8 @@ def sham_drift(runs: pd.DataFrame, curves: pd.DataFrame) -> pd.DataFrame:
 def paper_claims(tables: dict[str, pd.DataFrame], importance_table: pd.DataFrame, quick_steps: int = 10,
                  paper_one_based: bool = False):
     """L11 beyond 200 steps; redundant and output layers recover almost at once; recovery correlates with
-    importance. ``importance_table`` is chapter 2's classified table. Verdicts computed."""
-    from .verdicts import Claim, verdict
+    importance. ``importance_table`` is chapter 2's classified table. Each judged by a rule of ``verdicts``."""
+    from . import verdicts as v
 
     runs = tables["runs"]
     layers = per_layer(runs)
@@ -507,27 +515,27 @@ def paper_claims(tables: dict[str, pd.DataFrame], importance_table: pd.DataFrame
     if not seeds.empty:
         never = int((~seeds["recovered"]).sum())
         labels = ", ".join(steps_label(r) for r in seeds.itertuples())
-        claims.append(Claim(f"L{critical} does not recover within {budget} steps", f"> {PAPER['budget_steps']} steps",
-                            f"steps to recover per noise seed: {labels}",
-                            verdict(never == len(seeds), partly=0 < never < len(seeds)),
-                            f"{never} of {len(seeds)} seeds did not recover"))
+        claims.append(v.Claim(f"L{critical} does not recover within {budget} steps",
+                              f"> {PAPER['budget_steps']} steps", f"steps to recover per noise seed: {labels}",
+                              v.share(never, len(seeds)), f"{never} of {len(seeds)} seeds did not recover", "share"))
     classes = dict(zip(importance_table["layer"], importance_table["class"]))
     easy = layers[layers["layer"].map(classes).isin(["connective tissue", "output processor"])]
     if not easy.empty:
         fast = easy["recovered"] & (easy["steps_to_recover"] <= quick_steps)
         listed = ", ".join(f"L{r.layer} ({classes[r.layer]}): {steps_label(r)}" for r in easy.itertuples())
-        claims.append(Claim("redundant and output layers recover almost at once",
-                            "almost at once", listed, verdict(bool(fast.all()), partly=bool(fast.any())),
-                            f"'almost at once': within {quick_steps} steps"))
+        claims.append(v.Claim("redundant and output layers recover almost at once", "almost at once", listed,
+                              v.share(int(fast.sum()), len(fast)),
+                              f"'almost at once': within {quick_steps} steps; {int(fast.sum())} of {len(fast)} did",
+                              "share"))
     correlations = rank_correlations(layers, importance_table)
     area = correlations[(correlations["recovery measure"] == "area under excess NLL")].set_index("correlation")
     plain, partial = area.loc["Spearman"], area.loc["partial Spearman | initial damage"]
-    positive = lambda row: row.ci_low > 0
-    claims.append(Claim("recovery speed correlates with importance", "yes",
-                        f"Spearman(area, importance) {plain.rho:+.2f} [{plain.ci_low:+.2f}, {plain.ci_high:+.2f}]; "
-                        f"given initial damage {partial.rho:+.2f} [{partial.ci_low:+.2f}, {partial.ci_high:+.2f}]",
-                        verdict(positive(plain) and positive(partial), partly=positive(plain) or positive(partial)),
-                        f"{len(layers)} layers; reproduced when both intervals lie above zero"))
+    judged = [v.comparison(r.rho, r.ci_low, r.ci_high, paper_direction=1) for r in (plain, partial)]
+    claims.append(v.Claim("recovery speed correlates with importance", "yes",
+                          f"Spearman(area, importance) {plain.rho:+.2f} [{plain.ci_low:+.2f}, {plain.ci_high:+.2f}]; "
+                          f"given initial damage {partial.rho:+.2f} [{partial.ci_low:+.2f}, {partial.ci_high:+.2f}]",
+                          v.weakest(*judged), f"{len(layers)} layers; both intervals must lie above zero",
+                          "comparison"))
     return claims
 
 

@@ -53,3 +53,15 @@ def test_debug_shows_the_traceback():
                          capture_output=True, text=True)
     assert run.returncode == 2 and "Traceback" not in run.stderr
     assert run.stderr.strip() == "error: lag must be a positive integer, got 0"
+
+
+def test_a_foreign_checkpoint_stops_growth_with_one_line(tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / "uniform-seed0.pt").write_bytes(b"not a checkpoint")
+    done = subprocess.run([sys.executable, "-m", "anatomy_lib", "growth", "--profile", "smoke", "--arms", "uniform",
+                           "--checkpoint-dir", str(tmp_path)], capture_output=True, text=True, timeout=300,
+                          env={**__import__("os").environ, "OMP_NUM_THREADS": "1"})
+    assert done.returncode == 2 and done.stderr.strip().splitlines()[-1].startswith("error: checkpoint"), done.stderr
+    assert "delete it" in done.stderr and "Traceback" not in done.stderr

@@ -188,3 +188,15 @@ def test_growth_runs_and_explorer_at_smoke_size(monkeypatch):
     button.click()
     assert bar.description == "done" and bar.value == 2 and not button.disabled
     assert drawn[-1] == ["shallow", "uniform"] and output.outputs
+
+
+def test_scale_table_follows_the_flop_formula():
+    from anatomy_lib.growth.experiment import ARMS, GrowthParams, scale_table
+
+    table = scale_table(seeds=5, gpu_tflops=100.0, utilisation=0.5).set_index("size")
+    quick = GrowthParams.for_profile("quick")
+    assert table.loc["quick profile", "FLOPs per run"] == pytest.approx(quick.budget)
+    assert table.loc["SmolLM2-135M shape", "parameters (M)"] == pytest.approx(134.515008)  # the real model's count
+    total = table.loc["paper profile", f"FLOPs ({len(ARMS)} arms x 5 seeds)"]
+    assert table.loc["paper profile", "hours on 8 GPUs"] == pytest.approx(total / (8 * 50e12) / 3600)
+    assert table.loc["paper profile", "hours on 1 GPU"] == pytest.approx(8 * table.loc["paper profile", "hours on 8 GPUs"])

@@ -33,7 +33,7 @@ def _copy_layer(layer: torch.nn.Module, noise: float, generator: torch.Generator
             for parameter in new.parameters():
                 if parameter.ndim == 2:
                     scale = noise * parameter.float().std().item()
-                    parameter.add_(torch.randn(parameter.shape, generator=generator) * scale)
+                    parameter.add_((torch.randn(parameter.shape, generator=generator) * scale).to(parameter.device))
     return new
 
 

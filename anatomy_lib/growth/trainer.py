@@ -11,11 +11,21 @@ At a growth event the layers are rebuilt from a plan (``operators``: deep copies
 optimiser is rebuilt to hold every trainable parameter (asserted), old layers keep their AdamW moments and
 new ones start fresh, and the learning rate re-warms over a short fraction of the budget (``reset_optimizer``:
 every moment starts fresh, as G_stack's code does).
+
+Under ``torchrun`` the same function trains with DistributedDataParallel: every process draws the same global
+batch and takes its share of the blocks, so the loss curve does not depend on the number of processes; a growth
+event is decided on rank 0, applied on every rank, and the wrapper and optimiser are rebuilt identically. With
+``Checkpointing`` a run saves its whole state (model, optimiser, schedule position, data position, random
+states, growth phase) atomically every few steps, and the same call continues from the last save.
 """
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -23,7 +33,9 @@ import torch
 import torch.nn.functional as F
 from tqdm.auto import tqdm
 
-from ..checks import one_of
+from ..checks import one_of, positive_int
+from ..distributed import World, all_sum, barrier, broadcast, world
+from ..runtime import get_device
 from .flops import forward_flops, step_flops
 from .models import Shape, build_model
 from .operators import Copy, apply_plan, middle_plan, remove_plan, stack_plan
@@ -97,11 +109,22 @@ class TextData:
     importance: torch.Tensor  # (blocks, context) the developmental arm measures importance on
 
 
-def evaluate(model, blocks: torch.Tensor) -> float:
-    """Mean next-token NLL (nats) over the blocks."""
+def evaluate(model, blocks: torch.Tensor, at: World | None = None) -> float:
+    """Mean next-token NLL (nats) over the blocks (under torchrun each process scores its share)."""
+    at = at or World()
+    device = next(model.parameters()).device
     with torch.inference_mode():
-        logits = model(input_ids=blocks).logits[:, :-1].float()
-        return float(F.cross_entropy(logits.reshape(-1, logits.shape[-1]), blocks[:, 1:].reshape(-1)))
+        if at.size == 1:
+            blocks = blocks.to(device)
+            logits = model(input_ids=blocks).logits[:, :-1].float()
+            return float(F.cross_entropy(logits.reshape(-1, logits.shape[-1]), blocks[:, 1:].reshape(-1)))
+        mine, total = blocks[at.rank::at.size].to(device), 0.0
+        if len(mine):
+            logits = model(input_ids=mine).logits[:, :-1].float()
+            total = float(F.cross_entropy(logits.reshape(-1, logits.shape[-1]), mine[:, 1:].reshape(-1),
+                                          reduction="sum"))
+    total, count = all_sum([total, float(mine[:, 1:].numel())], at)
+    return total / count
 
 
 def _optimiser(model, config: TrainConfig, old: torch.optim.Optimizer | None) -> torch.optim.AdamW:
@@ -137,7 +160,8 @@ def measure_importance(model, blocks: torch.Tensor, n_boot: int, seed: int) -> p
     from ..runtime import get_profile
     from ..specimens import Specimen
 
-    specimen = Specimen(model, None, "growing", "growth experiment", "", "float32", "cpu")
+    specimen = Specimen(model, None, "growing", "growth experiment", "", "float32",
+                        str(next(model.parameters()).device))
     profile = dc_replace(get_profile("smoke"), name="growth", n_blocks=blocks.shape[0],
                          block_len=blocks.shape[1], batch_size=blocks.shape[0], n_boot=n_boot)
     lab = Lab(specimen, profile, TokenBlocks(blocks, list(range(blocks.shape[0])), {}), progress=False)
@@ -147,8 +171,10 @@ def measure_importance(model, blocks: torch.Tensor, n_boot: int, seed: int) -> p
     return table
 
 
-def _grow(model, event: Event, config: TrainConfig, data: TextData, seed: int) -> tuple[int, dict]:
-    """Apply one event; returns (FLOPs it cost, a record of what it did)."""
+def _grow(model, event: Event, config: TrainConfig, data: TextData, seed: int, at: World = World()
+          ) -> tuple[int, dict]:
+    """Apply one event; returns (FLOPs it cost, a record of what it did). What to clone and drop is decided on
+    rank 0 and broadcast, so every process grows the same model."""
     n = len(model.model.layers)
     record = {"kind": event.kind, "layers_before": n, "sources": "", "removed": ""}
     cost = 0
@@ -160,12 +186,16 @@ def _grow(model, event: Event, config: TrainConfig, data: TextData, seed: int) -
     else:
         drop: list[int] = []
         if event.kind == "develop":
-            table = measure_importance(model, data.importance, config.importance_boot, seed)
+            decision = None
+            if at.main:
+                table = measure_importance(model, data.importance, config.importance_boot, seed)
+                drop = sorted(int(l) for l in table.loc[table["ci_high"] < 0, "layer"])
+                decision = (drop, [int(l) for l in table.sort_values("change_pct", ascending=False)["layer"]
+                                   if l not in drop])
+            drop, ranking = broadcast(decision, at)
             cost = importance_cost(config.shape, n, data.importance)
-            drop = sorted(int(l) for l in table.loc[table["ci_high"] < 0, "layer"])
-            ranking = [int(l) for l in table.sort_values("change_pct", ascending=False)["layer"] if l not in drop]
         else:
-            ranking = list(np.random.default_rng(seed).permutation(n))
+            ranking = [int(l) for l in np.random.default_rng(seed).permutation(n)]
         needed = event.target - (n - len(drop))
         if needed < 0:
             raise ValueError(f"cannot develop {n} layers into {event.target}")
@@ -180,43 +210,146 @@ def _grow(model, event: Event, config: TrainConfig, data: TextData, seed: int) -
     return cost, record
 
 
-def train(arm: Arm, config: TrainConfig, data: TextData, seed: int, progress: bool = False):
-    """Train one arm on the budget. Returns (curve table, events table, final model)."""
+@dataclass(frozen=True)
+class Checkpointing:
+    """Where a run saves its state, and every how many optimiser steps."""
+
+    directory: str | Path
+    every: int = 50
+
+    def __post_init__(self):
+        positive_int(self.every, "checkpoint interval (steps)")
+
+    def path(self, arm: str, seed: int) -> Path:
+        return Path(self.directory) / f"{arm}-seed{seed}.pt"
+
+
+CHECKPOINT_FORMAT = ("anatomy-growth-checkpoint", 1)
+
+
+class CheckpointError(RuntimeError):
+    """A checkpoint that cannot be resumed from: unreadable, or written by another run."""
+
+
+def run_fingerprint(arm: Arm, config: TrainConfig, data: TextData, seed: int) -> str:
+    """What a checkpoint must belong to: the arm, every training setting, the seed and the data."""
+    digest = hashlib.sha256(json.dumps([asdict(arm), asdict(config), seed], sort_keys=True, default=str).encode())
+    for array in (data.train, data.validation.numpy(), data.importance.numpy()):
+        digest.update(str(array.shape).encode())
+        digest.update(np.ascontiguousarray(array).tobytes())
+    return digest.hexdigest()
+
+
+def save_checkpoint(path: Path, state: dict) -> None:
+    """Write atomically: a kill mid-write leaves the previous checkpoint intact."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    torch.save(state, partial)
+    os.replace(partial, path)
+
+
+def load_checkpoint(path: Path, fingerprint: str) -> dict | None:
+    """The saved state of this run, None when there is none; a clear error for a file that cannot be read or
+    that another run wrote (never a silent restart from scratch)."""
+    if not path.exists():
+        return None
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as error:  # noqa: BLE001 (any unreadable file gets the same advice)
+        raise CheckpointError(f"checkpoint {path} cannot be read ({type(error).__name__}: truncated, corrupt or "
+                              "not written by this trainer); delete it to restart this run from scratch") from error
+    if not isinstance(state, dict) or tuple(state.get("format", ())) != CHECKPOINT_FORMAT:
+        raise CheckpointError(f"{path} is not a growth checkpoint of format {CHECKPOINT_FORMAT}; delete it or choose "
+                           "another checkpoint directory")
+    if state.get("fingerprint") != fingerprint:
+        raise CheckpointError(f"checkpoint {path} was written by another run (other arm, settings, seed or data); "
+                           "delete it or choose another checkpoint directory")
+    return state
+
+
+def _numpy_rng_from(state: dict) -> np.random.Generator:
+    rng = np.random.default_rng()
+    rng.bit_generator.state = state
+    return rng
+
+
+def train(arm: Arm, config: TrainConfig, data: TextData, seed: int, progress: bool = False,
+          checkpoint: Checkpointing | None = None):
+    """Train one arm on the budget. Returns (curve table, events table, final model). Under ``torchrun`` every
+    process calls it and gets the same tables; with ``checkpoint`` it resumes from the last save."""
+    at = world()
+    if config.batch % at.size:
+        raise ValueError(f"the global batch of {config.batch} blocks must divide evenly among {at.size} processes")
     shape = config.shape
-    model = build_model(shape, arm.start_layers, seed)
-    model.train()
-    optimiser = _optimiser(model, config, None)
-    rng = np.random.default_rng(10_000 + seed)
+    device = training_device(at)
     events = sorted(arm.events, key=lambda e: e.fraction)
     for event in events:
         if event.fraction >= 1:
             raise ValueError("growth times must lie inside the budget")
-    used, step, tokens, rewarm_from = 0.0, 0, 0, None
+    path = checkpoint.path(arm.name, seed) if checkpoint else None
+    fingerprint = run_fingerprint(arm, config, data, seed) if checkpoint else ""
+    saved = load_checkpoint(path, fingerprint) if checkpoint else None
+    model = build_model(shape, saved["n_layers"] if saved else arm.start_layers, seed)
+    optimiser = _optimiser(model, config, None)
+    rng = np.random.default_rng(10_000 + seed)
+    used, step, tokens, rewarm_from, current_lr, elapsed = 0.0, 0, 0, None, 0.0, 0.0
     eval_at = sorted(set(config.eval_fractions))
     curve, records = [], []
-    started = time.perf_counter()
+    if saved:
+        model.load_state_dict(saved["model"])
+        optimiser.load_state_dict(saved["optimiser"])
+        loop = saved["loop"]
+        used, step, tokens, rewarm_from = loop["used"], loop["step"], loop["tokens"], loop["rewarm_from"]
+        current_lr, elapsed, eval_at = loop["current_lr"], loop["elapsed"], list(loop["eval_at"])
+        events = events[loop["events_done"]:]
+        curve, records = list(saved["curve"]), list(saved["records"])
+        rng = _numpy_rng_from(saved["numpy_rng"])
+        torch.set_rng_state(saved["torch_rng"])
+        if saved["done"]:
+            model.eval()
+            return pd.DataFrame(curve), pd.DataFrame(records), model
+    model.to(device)
+    ddp = _wrap(model, at)
+    started = time.perf_counter() - elapsed
     context = shape.context
     starts_max = len(data.train) - context
+    n_events = len(arm.events)
 
     def record(kind: str = "eval") -> None:
         model.eval()
         curve.append({"arm": arm.name, "seed": seed, "step": step, "tokens": tokens, "flops": used,
-                      "fraction": used / config.budget, "val_loss": evaluate(model, data.validation),
+                      "fraction": used / config.budget, "val_loss": evaluate(model, data.validation, at),
                       "layers": len(model.model.layers), "lr": current_lr, "kind": kind,
                       "wall_s": time.perf_counter() - started})
         model.train()
 
-    current_lr = 0.0
-    record()
-    bar = tqdm(total=100, desc=f"{arm.name} (seed {seed})", disable=not progress, leave=False, unit="%")
+    def save(done: bool = False) -> None:
+        if at.main:
+            save_checkpoint(path, {
+                "format": list(CHECKPOINT_FORMAT), "fingerprint": fingerprint, "done": done,
+                "n_layers": len(model.model.layers), "model": model.state_dict(),
+                "optimiser": optimiser.state_dict(), "curve": curve, "records": records,
+                "loop": {"used": used, "step": step, "tokens": tokens, "rewarm_from": rewarm_from,
+                         "current_lr": current_lr, "elapsed": time.perf_counter() - started, "eval_at": eval_at,
+                         "events_done": n_events - len(events)},
+                "numpy_rng": rng.bit_generator.state, "torch_rng": torch.get_rng_state()})
+        barrier(at)
+
+    model.train()
+    if not saved:
+        record()
+    bar = tqdm(total=100, initial=int(100 * used / config.budget), desc=f"{arm.name} (seed {seed})",
+               disable=not progress or not at.main, leave=False, unit="%")
     while True:
         while events and used >= events[0].fraction * config.budget:
             event = events.pop(0)
-            cost, info = _grow(model, event, config, data, seed)
+            cost, info = _grow(model, event, config, data, seed, at)
             used += cost
             records.append({"arm": arm.name, "seed": seed, "step": step, "flops": used, "fraction": event.fraction,
                             "cost_flops": cost, **info})
+            model.to(device)
             model.train()
+            ddp = _wrap(model, at)
             optimiser = _optimiser(model, config, optimiser)
             rewarm_from = used
             record("growth")
@@ -229,9 +362,10 @@ def train(arm: Arm, config: TrainConfig, data: TextData, seed: int, progress: bo
             current_lr *= min(1.0, (used - rewarm_from) / (config.rewarm * config.budget) + 1e-3)
         for group in optimiser.param_groups:
             group["lr"] = current_lr
-        starts = rng.integers(0, starts_max, size=config.batch)
-        ids = torch.from_numpy(np.stack([data.train[s:s + context] for s in starts]))
-        logits = model(input_ids=ids).logits[:, :-1]
+        # every process draws the same global batch and trains on its share of it
+        starts = rng.integers(0, starts_max, size=config.batch)[at.rank::at.size]
+        ids = torch.from_numpy(np.stack([data.train[s:s + context] for s in starts])).to(device)
+        logits = ddp(input_ids=ids).logits[:, :-1]
         loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), ids[:, 1:].reshape(-1))
         optimiser.zero_grad(set_to_none=True)
         loss.backward()
@@ -239,14 +373,34 @@ def train(arm: Arm, config: TrainConfig, data: TextData, seed: int, progress: bo
         optimiser.step()
         used += cost
         step += 1
-        tokens += ids.numel()
+        tokens += ids.numel() * at.size
         bar.update(int(100 * used / config.budget) - bar.n)
         if (eval_at and used >= eval_at[0] * config.budget) or step in config.extra_eval_steps:
             while eval_at and used >= eval_at[0] * config.budget:
                 eval_at.pop(0)
             record("eval" if step not in config.extra_eval_steps else "equal steps")
+        if checkpoint and step % checkpoint.every == 0:
+            save()
     bar.close()
     if curve[-1]["step"] != step:
         record()
+    if checkpoint:
+        save(done=True)
     model.eval()
     return pd.DataFrame(curve), pd.DataFrame(records), model
+
+
+def training_device(at: World) -> torch.device:
+    """Under torchrun each process's own device; alone, the runtime's choice (``ANATOMY_DEVICE``, else a GPU)."""
+    return at.device if at.size > 1 else get_device()
+
+
+def _wrap(model, at: World):
+    """The module a training step calls: DistributedDataParallel under torchrun (which also copies rank 0's
+    weights to every process), the model itself otherwise."""
+    if at.size == 1:
+        return model
+    from torch.nn.parallel import DistributedDataParallel
+
+    device_ids = [at.local_rank] if at.device.type == "cuda" else None
+    return DistributedDataParallel(model, device_ids=device_ids)
