@@ -10,15 +10,18 @@ Then one module per chapter's diagnostic (``importance``, ``predictability``, ``
 and their coherence), ``weight_stats``, ``verdicts``, ``plots`` and ``widgets`` for the book, ``cli`` and
 ``benchmark`` for the command line.
 """
-from .version import __version__
-from .adapter import MATRICES, ModelAdapter
-from .corpus import TokenBlocks, blocks_from_ids, load_corpus, token_blocks
-from .engine import Evaluation, PerplexityEngine, plain_evaluation
-from .lab import Lab, Measurement, open_lab
-from .results import DiagnosticParams, ResultStore, load_or_compute
-from .runtime import PROFILES, get_device, get_profile
-from .specimens import OFFLINE_SPECIMEN, PAPER_SPECIMEN, Specimen, SpecimenError, load_specimen
-from .surgery import surgery
+from .version import __version__, check_transformers
+
+check_transformers()  # one clear line, before any module touches transformers' internals
+
+from .adapter import MATRICES, ModelAdapter  # noqa: E402
+from .corpus import TokenBlocks, blocks_from_ids, load_corpus, token_blocks  # noqa: E402
+from .engine import Evaluation, PerplexityEngine, plain_evaluation  # noqa: E402
+from .lab import Lab, Measurement, open_lab  # noqa: E402
+from .results import DiagnosticParams, ResultStore, load_or_compute  # noqa: E402
+from .runtime import PROFILES, get_device, get_profile  # noqa: E402
+from .specimens import OFFLINE_SPECIMEN, PAPER_SPECIMEN, Specimen, SpecimenError, load_specimen  # noqa: E402
+from .surgery import surgery  # noqa: E402
 
 __all__ = [
     "__version__", "MATRICES", "ModelAdapter", "TokenBlocks", "blocks_from_ids", "load_corpus", "token_blocks",

@@ -75,13 +75,24 @@ def git_commit() -> str | None:
         return None
 
 
+def code_changed_since_commit() -> bool | None:
+    """Whether the library's code differs from the recorded commit (a result computed from uncommitted code)."""
+    try:
+        out = subprocess.run(["git", "status", "--porcelain", "--", "anatomy_lib"], cwd=PACKAGE_ROOT.parent,
+                             capture_output=True, text=True, timeout=5)
+        return bool(out.stdout.strip()) if out.returncode == 0 else None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
 def environment() -> dict:
     import torch
     import transformers
 
     from .version import __version__
 
-    return {"anatomy_lib": __version__, "git_commit": git_commit(), "torch": torch.__version__,
+    return {"anatomy_lib": __version__, "git_commit": git_commit(), "code_changed_since_commit":
+            code_changed_since_commit(), "torch": torch.__version__,
             "transformers": transformers.__version__, "python": platform.python_version(),
             "platform": platform.platform()}
 
@@ -153,8 +164,10 @@ def _as_stored(tables: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
 
 
 def load_or_compute(diagnostic: str, request: dict, compute: Callable[[], dict[str, pd.DataFrame]],
-                    store: ResultStore | None = None, device: str = "", recompute: bool = False, save: bool = True):
-    """Return ``(tables, manifest)`` from the store if it holds this exact request, else compute and save.
+                    store: ResultStore | None = None, device: str = "", recompute: bool = False, save: bool = True,
+                    before: Callable[[], None] | None = None):
+    """Return ``(tables, manifest)`` from the store if it holds this exact request, else compute and save
+    (``before()`` runs first then: a chapter says what it is about to compute and how long it may take).
 
     Either way the tables are those a CSV read returns, so callers see one set of column types."""
     store = store or ResultStore()
@@ -162,6 +175,8 @@ def load_or_compute(diagnostic: str, request: dict, compute: Callable[[], dict[s
         found = store.load(diagnostic, request)
         if found is not None:
             return found
+    if before is not None:
+        before()
     started = time.perf_counter()
     tables = _as_stored(compute())
     provenance = {"environment": environment(), "device": device,

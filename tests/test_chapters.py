@@ -45,6 +45,8 @@ def test_chapter_shape_and_colab_cell(chapter):
     assert "google.colab" in setup
     repo, branch = re.search(r'REPOSITORY, BRANCH = "([^"]+)", "([^"]+)"', setup).groups()
     assert repo == config["repository"]["url"] and branch == config["repository"]["branch"]
+    # Colab keeps its own torch: the dependencies come from pyproject.toml without it, the library without deps
+    assert "requirements.py colab" in setup and "--no-deps -e" in setup and "check_transformers" in setup
     params = "".join(tagged["parameters"]["source"])
     assert "SPECIMEN" in params and "PROFILE" in params
 

@@ -1,0 +1,41 @@
+"""Requirements derived from pyproject.toml, the one place they are declared.
+
+    python .ci/requirements.py floors [EXTRA ...]   pins at every declared lower bound: what `make test-floor`
+                                                    installs, so that every floor is a version the suite passes on
+    python .ci/requirements.py colab                the dependencies without torch: what a chapter's Colab cell
+                                                    installs, keeping the runtime's own torch (a CUDA build)
+"""
+import re
+import sys
+import tomllib
+from pathlib import Path
+
+PROJECT = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())["project"]
+
+
+def name_of(requirement: str) -> str:
+    return re.match(r"[A-Za-z0-9_.\-]+", requirement).group(0).lower()
+
+
+def floors(extras: list[str]) -> list[str]:
+    requirements = list(PROJECT["dependencies"])
+    for extra in extras:
+        requirements += PROJECT["optional-dependencies"][extra]
+    pins = {}
+    for requirement in requirements:
+        floor = re.search(r"(?:>=|==)\s*([0-9][^,;\s]*)", requirement)
+        if floor is None:
+            sys.exit(f"{requirement!r} declares no lower bound: give it one (>=) so that the floor can be tested")
+        pins[name_of(requirement)] = floor.group(1)
+    return [f"{name}=={version}" for name, version in sorted(pins.items())]
+
+
+def colab() -> list[str]:
+    return [r for r in PROJECT["dependencies"] if name_of(r) != "torch"]
+
+
+if __name__ == "__main__":
+    mode, *rest = sys.argv[1:] or ["floors"]
+    if mode not in ("floors", "colab"):
+        sys.exit(__doc__)
+    print("\n".join(floors(rest) if mode == "floors" else colab()))
