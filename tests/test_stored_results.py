@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from anatomy_lib.importance import MODES, ImportanceParams, Thresholds, classify, connective_layers
+from anatomy_lib.importance import (MODES, ContinuationParams, ImportanceParams, Thresholds, classify,
+                                    connective_layers)
 from anatomy_lib.lab import Baseline
 from anatomy_lib.manipulate import ManipulationParams
 from anatomy_lib.predictability import PredictabilityParams
@@ -28,7 +29,8 @@ CHAPTER_DEFAULTS = {
         "FORMULATION": (PredictabilityParams, "formulation", str), "CONTEXT": (PredictabilityParams, "context", int),
         "RIDGE_ALPHA": (PredictabilityParams, "ridge_alpha", float), "PROJ_DIM": (PredictabilityParams, "proj_dim", int),
         "SUBSTITUTE": (PredictabilityParams, "substitutions", lambda v: tuple(tuple(s) for s in v)),
-        "SEED": (PredictabilityParams, "seed", int)},
+        "SWEEP_CONTEXTS": (PredictabilityParams, "sweep_contexts", tuple),
+        "SWEEP_PROJ_DIMS": (PredictabilityParams, "sweep_proj_dims", tuple), "SEED": (PredictabilityParams, "seed", int)},
     "04_structure": {"LAGS": (StructureParams, "lags", tuple), "N_SHUFFLES": (StructureParams, "n_shuffles", int),
                      "SEED": (StructureParams, "seed", int)},
     "05_manipulation": {"HEATMAP_LAYERS": (ManipulationParams, "heatmap_layers", tuple),
@@ -66,9 +68,8 @@ def book_params(lab) -> list:
     table = importance[0]["layers"]
     table["class"] = classify(table, lab.adapter.n_layers)
     manipulation = ManipulationParams(compress_layers=tuple(connective_layers(table)))
-    return ([Baseline()] + [ImportanceParams(mode=m) for m in MODES] + [PredictabilityParams(), StructureParams(),
-                                                                        manipulation,
-                                                                        RecoveryParams.for_profile(BOOK_PROFILE)])
+    return ([Baseline()] + [ImportanceParams(mode=m) for m in MODES] + [ContinuationParams(mode=m) for m in MODES]
+            + [PredictabilityParams(), StructureParams(), manipulation, RecoveryParams.for_profile(BOOK_PROFILE)])
 
 
 def test_committed_growth_results_match_chapter_7():
