@@ -16,8 +16,8 @@ import pandas as pd
 
 from .runtime import PROFILES
 
-CHAPTER_OF = {"baseline": 1, "importance": 2, "predictability": 3, "structure": 4, "manipulate": 5, "recovery": 6,
-              "growth": 7}
+CHAPTER_OF = {"baseline": 1, "importance": 2, "continuations": 2, "predictability": 3, "structure": 4,
+              "manipulate": 5, "recovery": 6, "growth": 7}
 # fp32 matmul peaks from NVIDIA's datasheets (TFLOP/s): the free Colab GPU and a larger one
 GPU_PEAK_TFLOPS = {"Colab T4": 8.1, "A100": 19.5}
 

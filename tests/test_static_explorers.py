@@ -77,5 +77,8 @@ def test_manipulation_explorer_reads_the_stored_grid():
     text = _leaf(explorer, how.index, where.index, knob.index).value
     row = tables["compression"].query("label == 'scale(alpha=0.9, writers)'").iloc[0]
     assert f"{row.change_pct:+,.1f}%" in text and "facts answered" in text
-    missing = _leaf(explorer, list(how.options).index("scale (all)"), where.index, knob.index).value
+    scaled_all = _leaf(explorer, list(how.options).index("scale (all)"), where.index, knob.index).value
+    assert "scale (all)" in scaled_all and "facts answered" in scaled_all  # compared at alpha 0.9 only
+    missing = _leaf(explorer, list(how.options).index("scale (all)"), where.index,
+                    list(knob.options).index("0.5")).value
     assert "not in the stored grid" in missing
