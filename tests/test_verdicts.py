@@ -92,3 +92,14 @@ def test_claims_name_a_known_verdict_and_rule():
         v.Claim("x", "1", "2", R, rule="vibes")
     table = v.claims_table([v.Claim("x", "1", "1", R, rule="number")])
     assert list(table.columns) == ["Claim", "Paper", "Ours", "Verdict", "Note", "Rule"]
+
+
+def test_claims_tables_render_for_a_page():
+    claims = [v.Claim("x", "1", "1", R, "a note", "number"), v.Claim("y", "2", "3", N, rule="qualitative")]
+    html = v.show_claims(claims).to_html()
+    assert "reproduced" in html and "background-color" in html
+    table = v.claims_table(claims).rename(columns=str.capitalize)
+    table["Note"] = table["Note"].fillna("")
+    book = table.assign(chapter=[2, 3], section=["<a>2</a>", "<a>3</a>"], specimen="s", profile="quick")
+    assert 'class="anatomy-claims"' in v.book_table(book).to_html(escape=False)
+    assert v.verdict_counts(book).loc["all"].sum() == 2 and v.headline(book)[0].startswith("Of the paper's 2")
