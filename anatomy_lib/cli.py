@@ -107,9 +107,9 @@ def cmd_info(args) -> int:
 def cmd_importance(args) -> int:
     import pandas as pd
 
-    from .importance import MODES, ImportanceParams, importance, rank_agreement
+    from .importance import ImportanceParams, importance, rank_agreement
 
-    all_params = [params_from(args, ImportanceParams, mode=mode) for mode in (MODES if "all" in args.mode else args.mode)]
+    all_params = _per_mode(args, ImportanceParams)
     lab = _lab(args)
     for params in all_params:
         mode = params.mode
@@ -123,19 +123,30 @@ def cmd_importance(args) -> int:
     return 0
 
 
-def _importance_args(parser: argparse.ArgumentParser) -> None:
-    from .importance import MODES, ImportanceParams
+def _per_mode(args, params_class) -> list:
+    """One parameter set per ablation mode named by ``--mode`` (``all``: every mode)."""
+    from .importance import MODES
 
-    add_params_options(parser, ImportanceParams, skip=("mode",))
-    parser.add_argument("--mode", nargs="+", default=["neighbor_mean"], choices=list(MODES) + ["all"],
-                        help="ablation modes to sweep, or all (default: neighbor_mean)")
+    return [params_from(args, params_class, mode=mode) for mode in (MODES if "all" in args.mode else args.mode)]
+
+
+def _mode_args(params_name: str):
+    """Options of a per-mode command: its parameter class's fields, with ``--mode`` taking several or all."""
+    def add(parser: argparse.ArgumentParser) -> None:
+        from . import importance
+
+        add_params_options(parser, getattr(importance, params_name), skip=("mode",))
+        parser.add_argument("--mode", nargs="+", default=["neighbor_mean"],
+                            choices=list(importance.MODES) + ["all"], help="ablation modes, or all (default: "
+                            "neighbor_mean)")
+
+    return add
 
 
 def cmd_continuations(args) -> int:
-    from .importance import MODES, ContinuationParams, ablation_continuations
+    from .importance import ContinuationParams, ablation_continuations
 
-    modes = MODES if "all" in args.mode else args.mode
-    all_params = [params_from(args, ContinuationParams, mode=mode) for mode in modes]
+    all_params = _per_mode(args, ContinuationParams)
     lab = _lab(args)
     for params in all_params:
         table = ablation_continuations(lab, params, recompute=args.recompute)
@@ -143,14 +154,6 @@ def cmd_continuations(args) -> int:
         for row in table.itertuples():
             print(f"  L{row.layer:<3d}{row.continuation if row.continuation == row.continuation else ''}")
     return 0
-
-
-def _continuation_args(parser: argparse.ArgumentParser) -> None:
-    from .importance import MODES, ContinuationParams
-
-    add_params_options(parser, ContinuationParams, skip=("mode",))
-    parser.add_argument("--mode", nargs="+", default=["neighbor_mean"], choices=list(MODES) + ["all"],
-                        help="ablation modes, or all (default: neighbor_mean)")
 
 
 def cmd_predictability(args) -> int:
@@ -283,9 +286,9 @@ def _params_args(module: str, name: str):
 
 COMMANDS = {
     "info": (cmd_info, "describe a specimen and its baseline perplexity", None),
-    "importance": (cmd_importance, "per-layer ablation: perplexity change with intervals", _importance_args),
+    "importance": (cmd_importance, "per-layer ablation: perplexity change with intervals", _mode_args("ImportanceParams")),
     "continuations": (cmd_continuations, "greedy continuations of a prompt with each layer removed (chapter 2's "
-                      "explorer in the published page)", _continuation_args),
+                      "explorer in the published page)", _mode_args("ContinuationParams")),
     "predictability": (cmd_predictability, "ridge R^2 in and out of sample, substitution perplexity",
                        _params_args("predictability", "PredictabilityParams")),
     "structure": (cmd_structure, "delta correlations against null models",

@@ -32,7 +32,7 @@ def stored_runs(root: str | Path | None = None) -> pd.DataFrame:
         manifest = json.loads(path.read_text())
         diagnostic = manifest["diagnostic"]
         rows.append({"diagnostic": diagnostic, "chapter": CHAPTER_OF.get(diagnostic),
-                     "profile": _profile_of(manifest["request"]),
+                     "profile": profile_of(manifest["request"]),
                      "wall_time_s": float(manifest["wall_time_s"]), "device": manifest.get("device", ""),
                      "platform": manifest.get("environment", {}).get("platform", ""),
                      "created": manifest.get("created", "")})
@@ -40,7 +40,7 @@ def stored_runs(root: str | Path | None = None) -> pd.DataFrame:
                                        "created"])
 
 
-def _profile_of(request: dict) -> str | None:
+def profile_of(request: dict) -> str | None:
     """The profile a request was made at (growth requests carry their sizes instead: matched against each
     profile's parameters)."""
     if isinstance(request.get("profile"), dict):

@@ -276,6 +276,17 @@ def recovery_explorer(lab, params, tables, classes: dict | None = None, layer: i
                          output])
 
 
+def stored_growth_figure(tables: dict, arm: str, seed: int):
+    """One stored run's validation curve beside the uniform arm's of the same seed, its growth events marked."""
+    from .growth.experiment import mean_curves
+    from .plots import growth_curves_figure
+
+    curves, events = tables["curves"], tables["events"]
+    shown = curves[curves["arm"].isin([arm, "uniform"]) & (curves["seed"] == seed)]
+    grown = events[(events["arm"] == arm) & (events["seed"] == seed)] if len(events) else events
+    return growth_curves_figure(shown, mean_curves(shown), grown, specimen=f"stored runs, seed {seed}")
+
+
 def growth_explorer(tables, params, arms=("uniform", "developmental")):
     """Pick an arm and a seed: its stored validation curve beside the uniform arm's (same seed). Press *train*:
     the chosen ``arms`` are trained live at the ``smoke`` size, with a progress bar, and drawn."""
@@ -295,11 +306,7 @@ def growth_explorer(tables, params, arms=("uniform", "developmental")):
     output = widgets.Output()
 
     def draw(_=None):
-        shown = curves[curves["arm"].isin([pick.value, "uniform"]) & (curves["seed"] == seed.value)]
-        events = tables["events"]
-        events = events[(events["arm"] == pick.value) & (events["seed"] == seed.value)] if len(events) else events
-        _redraw(output, lambda: growth_curves_figure(shown, mean_curves(shown), events,
-                                                     specimen=f"stored runs, seed {seed.value}"))
+        _redraw(output, lambda: stored_growth_figure(tables, pick.value, seed.value))
 
     def work():
         bar.value = 0
@@ -454,19 +461,13 @@ def static_recovery_explorer(tables: dict, classes: dict, specimen: str, layer: 
 
 def static_growth_explorer(tables: dict, arm: str = "developmental") -> widgets.VBox:
     """Pick an arm and a seed: its stored validation curve beside the uniform arm's of the same seed."""
-    from .growth.experiment import mean_curves
-    from .plots import growth_curves_figure
-
-    curves, events = tables["curves"], tables["events"]
+    curves = tables["curves"]
     arms = list(dict.fromkeys(curves["arm"]))
     seeds = sorted(int(s) for s in curves["seed"].unique())
     pick = widgets.Dropdown(options=arms, value=arm if arm in arms else arms[-1], description="arm")
     seed = widgets.Dropdown(options=[str(s) for s in seeds], description="seed")
 
     def leaf(a: int, s: int):
-        shown = curves[curves["arm"].isin([arms[a], "uniform"]) & (curves["seed"] == seeds[s])]
-        grown = events[(events["arm"] == arms[a]) & (events["seed"] == seeds[s])] if len(events) else events
-        return _figure_widget(growth_curves_figure(shown, mean_curves(shown), grown,
-                                                   specimen=f"stored runs, seed {seeds[s]}"))
+        return _figure_widget(stored_growth_figure(tables, arms[a], seeds[s]))
 
     return widgets.VBox([widgets.HBox([pick, seed]), _linked_stacks([pick, seed], leaf)]).add_class(STATIC_CLASS)

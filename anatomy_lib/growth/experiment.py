@@ -213,14 +213,14 @@ def growth(params: GrowthParams | None = None, profile: str = "quick", recompute
     Checkpoints change nothing in the results, so they are not part of the request."""
     params = params or GrowthParams.for_profile(profile)
     text, _ = text_data(params)
-    from ..seminar import _profile_of, announce
+    from ..seminar import announce, profile_of
 
     at = world()
     wanted = request(params, text)
     device = str(training_device(at))
     tables, _ = load_or_compute("growth", wanted, lambda: run_growth(params, progress, checkpoint), device=device,
                                 recompute=recompute, save=at.main,
-                                before=lambda: announce("growth", _profile_of(wanted) or "custom", device,
+                                before=lambda: announce("growth", profile_of(wanted) or "custom", device,
                                                         quiet=not at.main))
     barrier(at)
     return tables
