@@ -200,3 +200,16 @@ def test_scale_table_follows_the_flop_formula():
     total = table.loc["paper profile", f"FLOPs ({len(ARMS)} arms x 5 seeds)"]
     assert table.loc["paper profile", "hours on 8 GPUs"] == pytest.approx(total / (8 * 50e12) / 3600)
     assert table.loc["paper profile", "hours on 1 GPU"] == pytest.approx(8 * table.loc["paper profile", "hours on 8 GPUs"])
+
+
+def test_importance_map_is_charged_what_runs():
+    """The developmental arm pays for its importance maps: the charge equals what FlopCounterMode counts around a
+    real map (cache build, then each skipped layer l re-run from l, with the head)."""
+    from anatomy_lib.growth.trainer import importance_cost, measure_importance
+
+    shape = Shape(width=64, heads=4, kv_heads=4, mlp_width=256, vocab_size=16, context=16)
+    model = build_model(shape, 4, seed=0, attention="eager")  # eager: the counter sees the attention products
+    blocks = torch.randint(0, shape.vocab_size, (4, shape.context))
+    with FlopCounterMode(display=False) as counter:
+        measure_importance(model, blocks, n_boot=50, seed=0)
+    assert counter.get_total_flops() == pytest.approx(importance_cost(shape, 4, blocks), rel=0.03)

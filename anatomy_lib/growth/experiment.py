@@ -46,7 +46,7 @@ class GrowthParams(DiagnosticParams):
     """Every choice the paper leaves unsaid (width, data, tokenizer, schedule, seeds), named."""
 
     DIAGNOSTIC = "growth"
-    VERSION = 1
+    VERSION = 2  # 2: the developmental arm's importance maps are charged every layer they run
 
     arms: tuple[str, ...] = field(default=ARMS, metadata={"help": "arms to train"})
     seeds: int = field(default=3, metadata={"help": "seeds per arm (initialisation and data order)"})

@@ -143,11 +143,12 @@ def _optimiser(model, config: TrainConfig, old: torch.optim.Optimizer | None) ->
 
 
 def importance_cost(shape: Shape, n_layers: int, blocks: torch.Tensor) -> int:
-    """FLOPs of a skip-ablation importance map with a prefix cache: one full pass, then for each layer l a
-    pass through layers l+1.. and the head."""
+    """FLOPs of a skip-ablation importance map with a prefix cache: one full pass that builds the cache, then for
+    each layer l a pass through layers l.. and the head (the engine restarts at the edited layer: a skipped layer
+    still runs, with its writers zeroed)."""
     batch, context = blocks.shape
     full = forward_flops(shape, n_layers, batch, context)
-    return full + sum(forward_flops(shape, n_layers - l - 1, batch, context) for l in range(n_layers))
+    return full + sum(forward_flops(shape, n_layers - l, batch, context) for l in range(n_layers))
 
 
 def measure_importance(model, blocks: torch.Tensor, n_boot: int, seed: int) -> pd.DataFrame:
