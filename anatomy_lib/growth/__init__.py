@@ -1,7 +1,73 @@
-"""Chapter 7, Growth Transformer Training at matched compute: the training rooms, one module each.
+"""Chapter 7, Growth Transformer Training at matched compute: one module per job, read in this order.
 
-``text`` (the tokenizer and the token splits), ``models`` (Llama models of any depth), ``flops`` (exact FLOP
-accounting while depth and the trainable set change), ``operators`` (growth: stacking, middle duplication,
-cloning, removal), ``trainer`` (one trainer for every arm, on a FLOP budget) and ``experiment`` (the arms,
-the seeds, the measures and the results store).
+- ``params``: every parameter, named
+- ``text``: the tokenizer and the splits
+- ``models``: models of any depth
+- ``operators``: growth operators
+- ``trainer``: one trainer for every arm
+- ``compute``: the computation, through the results store
+- ``analysis``: what the tables say
+- ``report``: the paper's claims beside ours, and the findings in sentences
+- ``figures``: figures (matplotlib)
+- ``explorers``: explorers (ipywidgets)
+
+Everything a notebook calls is re-exported here, so a chapter imports one package; ``Params``, ``compute``,
+``paper_claims``, ``findings`` and ``CHAPTER`` are the chapter protocol (``core.chapter``).
 """
+from ..core.chapter import Chapter
+from .analysis import (
+    SCALES,
+    TARGETS,
+    compute_to_target,
+    final_losses,
+    flops_to_target,
+    loss_at_fraction,
+    mean_curves,
+    parameter_table,
+    profile_scale,
+    scale_table,
+    t_interval,
+    targets,
+    wall_at_uniform_steps,
+)
+from .compute import compute, growth, request, run_growth, text_data
+from .explorers import growth_explorer, static_growth_explorer, stored_growth_figure
+from .figures import anatomy_comparison_figure, compute_to_target_figure, growth_curves_figure
+from .models import Shape, build_model, parameter_counts, renumber
+from .operators import Copy, apply_plan, clone_plan, middle_plan, remove_plan, stack_plan
+from .params import ARMS, GrowthParams
+from .report import PAPER, findings, paper_claims
+from .text import (
+    END_OF_TEXT,
+    SPLIT_NAMES,
+    TOKENIZER_FOLDER,
+    GrowthText,
+    load_text,
+    ngram_overlap,
+    save_tokenizer,
+    tokenizer_path,
+    train_tokenizer,
+)
+from .trainer import (
+    CHECKPOINT_FORMAT,
+    EVENT_KINDS,
+    Arm,
+    CheckpointError,
+    Checkpointing,
+    Event,
+    Schedule,
+    TextData,
+    TrainConfig,
+    evaluate,
+    importance_cost,
+    load_checkpoint,
+    measure_importance,
+    run_fingerprint,
+    save_checkpoint,
+    train,
+    training_device,
+)
+
+Params = GrowthParams
+CHAPTER = Chapter(7, "07_growth", "Growth training", Params, compute, paper_claims, findings,
+                  trains_own_models=True, stored=(Params,))

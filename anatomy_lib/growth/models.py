@@ -6,39 +6,10 @@ with chapter 2's importance map like any specimen. A growth operator edits ``mod
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-
 import torch
-from transformers import AutoModelForCausalLM, LlamaConfig
+from transformers import AutoModelForCausalLM
 
-
-@dataclass(frozen=True)
-class Shape:
-    """Everything but the depth: width, heads, MLP width, vocabulary, context."""
-
-    width: int = 128
-    heads: int = 4
-    kv_heads: int = 4
-    mlp_width: int = 512
-    vocab_size: int = 4096
-    context: int = 128
-
-    def __post_init__(self):
-        if self.width % self.heads or self.heads % self.kv_heads:
-            raise ValueError(f"width {self.width} must divide into {self.heads} heads, and heads into "
-                             f"{self.kv_heads} key/value heads")
-
-    def config(self, n_layers: int, attention: str = "sdpa") -> LlamaConfig:
-        config = LlamaConfig(vocab_size=self.vocab_size, hidden_size=self.width, intermediate_size=self.mlp_width,
-                             num_hidden_layers=n_layers, num_attention_heads=self.heads,
-                             num_key_value_heads=self.kv_heads, max_position_embeddings=self.context,
-                             tie_word_embeddings=True, rms_norm_eps=1e-5, bos_token_id=0, eos_token_id=0,
-                             pad_token_id=None)
-        config._attn_implementation = attention
-        return config
-
-    def as_dict(self) -> dict:
-        return asdict(self)
+from ..core.flops import Shape
 
 
 def build_model(shape: Shape, n_layers: int, seed: int, attention: str = "sdpa") -> torch.nn.Module:

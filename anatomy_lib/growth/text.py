@@ -18,12 +18,19 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
-from ..corpus import SPLITS, load_corpus
+from ..core.corpus import SPLITS, blocks_from_ids, load_corpus
 
 END_OF_TEXT = "<|endoftext|>"
+
+
 TOKENIZER_FOLDER = Path(__file__).resolve().parents[2] / "data" / "tokenizers"
+
+
 SPLIT_NAMES = ("train", "validation", "test")  # test: the evaluation years of the dissection chapters
+
+
 _CORPUS_SPLIT = {"train": "train", "validation": "validation", "test": "evaluation"}
 
 
@@ -33,8 +40,6 @@ def tokenizer_path(vocab_size: int) -> Path:
 
 def train_tokenizer(vocab_size: int = 4096):
     """Train a byte-level BPE on the sotu train years (1790-1929); documents end with ``<|endoftext|>``."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-
     tokenizer = Tokenizer(models.BPE())
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tokenizer.decoder = decoders.ByteLevel()
@@ -78,8 +83,6 @@ class GrowthText:
 
     def blocks(self, split: str, n_blocks: int, block_len: int, seed: int = 0) -> torch.Tensor:
         """``n_blocks`` non-overlapping windows of ``block_len`` tokens from a split, chosen by ``seed``."""
-        from ..corpus import blocks_from_ids
-
         return blocks_from_ids(self.split(split), n_blocks, block_len, seed).ids
 
 
@@ -96,8 +99,6 @@ def _encode(sha256: str, split: str, tokenizer) -> np.ndarray:
 @lru_cache(maxsize=4)
 def load_text(vocab_size: int = 4096) -> GrowthText:
     """The committed tokenizer of this vocabulary size, checked against its SHA-256."""
-    from tokenizers import Tokenizer
-
     path = tokenizer_path(vocab_size)
     if not path.is_file():
         raise ValueError(f"no committed tokenizer for vocabulary {vocab_size} at {path}; train one with "

@@ -25,18 +25,26 @@ import json
 import os
 import time
 from dataclasses import asdict, dataclass, field
+from dataclasses import replace as dc_replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import torch
-import torch.nn.functional as F
+from torch.nn.parallel import DistributedDataParallel
 from tqdm.auto import tqdm
 
-from ..checks import one_of, positive_int
-from ..distributed import World, all_sum, barrier, broadcast, world
-from ..runtime import get_device
-from .flops import forward_flops, step_flops
+from ..core.checks import one_of, positive_int
+from ..core.corpus import TokenBlocks
+from ..core.distributed import World, all_sum, barrier, broadcast, world
+from ..core.flops import forward_flops, step_flops
+from ..core.lab import Lab
+from ..core.nll import next_token_nll
+from ..core.profiles import get_profile
+from ..core.runtime import get_device
+from ..core.specimens import Specimen
+from ..importance.analysis import classify
+from ..importance.compute import ImportanceParams, importance_sweep
 from .models import Shape, build_model
 from .operators import Copy, apply_plan, middle_plan, remove_plan, stack_plan
 
@@ -116,13 +124,10 @@ def evaluate(model, blocks: torch.Tensor, at: World | None = None) -> float:
     with torch.inference_mode():
         if at.size == 1:
             blocks = blocks.to(device)
-            logits = model(input_ids=blocks).logits[:, :-1].float()
-            return float(F.cross_entropy(logits.reshape(-1, logits.shape[-1]), blocks[:, 1:].reshape(-1)))
+            return float(next_token_nll(model(input_ids=blocks).logits, blocks))
         mine, total = blocks[at.rank::at.size].to(device), 0.0
         if len(mine):
-            logits = model(input_ids=mine).logits[:, :-1].float()
-            total = float(F.cross_entropy(logits.reshape(-1, logits.shape[-1]), mine[:, 1:].reshape(-1),
-                                          reduction="sum"))
+            total = float(next_token_nll(model(input_ids=mine).logits, mine, "sum"))
     total, count = all_sum([total, float(mine[:, 1:].numel())], at)
     return total / count
 
@@ -153,14 +158,6 @@ def importance_cost(shape: Shape, n_layers: int, blocks: torch.Tensor) -> int:
 
 def measure_importance(model, blocks: torch.Tensor, n_boot: int, seed: int) -> pd.DataFrame:
     """Chapter 2's skip ablation, with intervals, on a model in training (its own blocks, no tokenizer)."""
-    from dataclasses import replace as dc_replace
-
-    from ..corpus import TokenBlocks
-    from ..importance import ImportanceParams, classify, importance_sweep
-    from ..lab import Lab
-    from ..runtime import get_profile
-    from ..specimens import Specimen
-
     specimen = Specimen(model, None, "growing", "growth experiment", "", "float32",
                         str(next(model.parameters()).device))
     profile = dc_replace(get_profile("smoke"), name="growth", n_blocks=blocks.shape[0],
@@ -366,8 +363,7 @@ def train(arm: Arm, config: TrainConfig, data: TextData, seed: int, progress: bo
         # every process draws the same global batch and trains on its share of it
         starts = rng.integers(0, starts_max, size=config.batch)[at.rank::at.size]
         ids = torch.from_numpy(np.stack([data.train[s:s + context] for s in starts])).to(device)
-        logits = ddp(input_ids=ids).logits[:, :-1]
-        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), ids[:, 1:].reshape(-1))
+        loss = next_token_nll(ddp(input_ids=ids).logits, ids)
         optimiser.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), config.clip)
@@ -401,7 +397,6 @@ def _wrap(model, at: World):
     weights to every process), the model itself otherwise."""
     if at.size == 1:
         return model
-    from torch.nn.parallel import DistributedDataParallel
 
     device_ids = [at.local_rank] if at.device.type == "cuda" else None
     return DistributedDataParallel(model, device_ids=device_ids)

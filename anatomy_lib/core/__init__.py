@@ -1,0 +1,25 @@
+"""The core every chapter stands on; it never imports a chapter.
+
+Read in this order: ``version`` and ``checks`` (the import guard, input checks), ``runtime`` and ``profiles``
+(device, sizes), ``distributed`` (torchrun), ``specimens`` (loading), ``adapter`` (one view of every model
+family), ``corpus`` (text and token blocks), ``surgery`` (reversible weight edits), ``nll`` (the one loss),
+``engine`` (perplexity with a prefix cache), ``bootstrap`` and ``stats`` (intervals, rank correlations),
+``flops`` (the one FLOP convention), ``params`` and ``results`` (parameters, the store), ``estimate`` (the time a
+computation will take), ``lab`` (``Lab.measure``, the one way to measure an edit), ``generation`` and ``facts``
+(continuations and their coherence), ``rules`` (how a claim is judged), ``chapter`` (the chapter protocol).
+Presentation apart from all of these: ``display`` (claims and findings in a page), ``style`` (the figure
+style) and ``widgets`` (the explorer kit).
+
+The book's words, each with one meaning:
+
+- **specimen**: a loaded model under study (a ``Specimen``: model, tokenizer, name, weights hash). A function
+  that needs only its name takes ``specimen_name``; ``open_lab`` accepts a name or a specimen.
+- **lab**: one specimen at one profile on fixed evaluation blocks (``Lab``); immutable.
+- **profile**: a named set of sizes (``smoke``, ``quick``, ``paper``; ``profiles``).
+- **edit**: a function that changes weights through the editor ``surgery`` hands it, undone on exit.
+- **measurement**: an edited model against the intact one on the lab's blocks, with a paired interval
+  (``Measurement``, from ``Lab.measure``).
+- **diagnostic**: a computation whose tables the results store keeps, named by its parameters' ``DIAGNOSTIC``.
+- **arm**: one way of training in chapter 7 (uniform, shallow, a growth schedule); a **run** is one arm (or one
+  damaged layer, in chapter 6) with one seed.
+"""

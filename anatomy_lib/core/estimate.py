@@ -1,0 +1,102 @@
+"""How long a computation will take, said before it starts: the stored measurement of the same diagnostic,
+scaled by the work the parameters ask for (``DiagnosticParams.work``).
+
+The estimate reads every manifest of the store; one it cannot read is skipped with a warning that names the
+file, so an estimate never fails the computation it announces (the store itself treats that entry as absent, and
+the fresh result replaces it).
+"""
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import pandas as pd
+
+from .params import DiagnosticParams
+from .profiles import PROFILES, Profile
+from .results import data_root
+
+
+def stored_manifests(root: str | Path | None = None) -> list[tuple[Path, dict]]:
+    """(path, manifest) of every readable manifest under ``root`` (default: the store)."""
+    root = Path(root) if root is not None else data_root() / "results"
+    found = []
+    for path in sorted(root.glob("*/*/*.json")):
+        try:
+            manifest = json.loads(path.read_text())
+            if not {"diagnostic", "request", "wall_time_s"} <= set(manifest):
+                raise ValueError("a manifest needs diagnostic, request and wall_time_s")
+            found.append((path, manifest))
+        except (OSError, ValueError) as exc:
+            warnings.warn(f"skipping unreadable manifest {path} ({exc})", stacklevel=2)
+    return found
+
+
+def profile_of(request: dict, params_class: type[DiagnosticParams] | None = None) -> str | None:
+    """The profile a request was made at: named in it, or (a diagnostic that trains its own models records its
+    sizes instead) the profile whose defaults equal its parameters."""
+    if isinstance(request.get("profile"), dict):
+        return request["profile"].get("name")
+    if params_class is not None:
+        for name in PROFILES:
+            wanted = json.loads(json.dumps(params_class.for_profile(name).as_request()["params"], default=str))
+            if request.get("params") == wanted:
+                return name
+    return None
+
+
+def stored_runs(root: str | Path | None = None,
+                params_classes: dict[str, type[DiagnosticParams]] | None = None) -> pd.DataFrame:
+    """One row per stored result: diagnostic, profile, wall time (s), device, platform, created."""
+    classes = params_classes or {}
+    rows = [{"diagnostic": m["diagnostic"], "profile": profile_of(m["request"], classes.get(m["diagnostic"])),
+             "wall_time_s": float(m["wall_time_s"]), "device": m.get("device", ""),
+             "platform": m.get("environment", {}).get("platform", ""), "created": m.get("created", "")}
+            for _, m in stored_manifests(root)]
+    return pd.DataFrame(rows, columns=["diagnostic", "profile", "wall_time_s", "device", "platform", "created"])
+
+
+def _stored_work(manifest: dict, params_class: type[DiagnosticParams]) -> float | None:
+    """The work of a stored result's own parameters; None when they no longer describe the class."""
+    request = manifest["request"]
+    try:
+        stored = params_class.from_request(request.get("params", {}))
+        profile = Profile(**request["profile"]) if isinstance(request.get("profile"), dict) else None
+        return stored.work(profile)
+    except (TypeError, ValueError, KeyError):
+        return None
+
+
+def estimate(params: DiagnosticParams, profile: Profile | None, device: str, root: str | Path | None = None) -> str:
+    """What computing ``params`` will cost, in a sentence: the newest stored measurement of the same diagnostic,
+    scaled by the ratio of the two works; said plainly when there is nothing to scale from."""
+    cls = type(params)
+    candidates = []
+    for _, manifest in stored_manifests(root):
+        if manifest["diagnostic"] != params.DIAGNOSTIC:
+            continue
+        work = _stored_work(manifest, cls)
+        if work:
+            candidates.append((manifest.get("created", ""), manifest, work))
+    if not candidates:
+        return "no stored measurement to estimate its time from"
+    _, base, base_work = max(candidates, key=lambda c: c[0])
+    seconds = float(base["wall_time_s"])
+    minutes = seconds / 60 * params.work(profile) / base_work
+    platform = base.get("environment", {}).get("platform", "")
+    where = f"{base.get('device', '')} on {platform}" if platform else base.get("device", "")
+    stored_profile = profile_of(base["request"], cls) or "custom"
+    text = (f"about {minutes:,.1f} min on a machine like the one that stored it ({where}, {seconds / 60:,.1f} min "
+            f"for its {stored_profile} run, scaled by the work these parameters ask for)")
+    if device.startswith("cuda") and str(base.get("device", "")) == "cpu":
+        text += "; on this GPU probably far less"
+    return text
+
+
+def announce(params: DiagnosticParams, profile: Profile | None, device: str, quiet: bool = False) -> None:
+    """Print, before a long computation, what it is and how long it may take."""
+    if not quiet:
+        name = profile.name if profile is not None else "custom"
+        print(f"computing {params.DIAGNOSTIC} (profile {name}, {device}): no stored result matches these "
+              f"parameters; {estimate(params, profile, device)}", flush=True)

@@ -1,0 +1,75 @@
+"""The named size profiles, every size in one place.
+
+A profile fixes every size knob so that a chapter, a test and the CLI that name the same profile compute the
+same thing: ``smoke`` for tests (seconds), ``quick`` for a 2-core CPU (minutes per diagnostic), ``paper`` for a
+GPU at the paper's scale. ``Profile`` holds the sizes of a lab (the evaluation blocks every dissection shares);
+``SIZES`` holds, per profile, what a diagnostic that trains sets apart from its own defaults (keyed by the
+diagnostic's store name), and ``DiagnosticParams.for_profile`` applies them. The quick profile is every
+diagnostic's defaults, so its entries are empty.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from .checks import one_of
+
+# Layers are named as on the paper's 30-layer SmolLM2 and mapped to the same relative depth of the specimen at
+# hand (``params.PaperLayers``); on a 30-layer model they are these layers.
+SIZES: dict[str, dict[str, dict]] = {
+    "smoke": {
+        "recovery": dict(layers=(1, 11), steps=4, eval_every=2, early_evals=(1,), batch_size=2, train_len=16,
+                         train_pool=8, eval_blocks=2, sham_layers=(11,), repeat_layers=(11,), repeat_count=2,
+                         warmup_steps=1, bisection_steps=3, quick_steps=2),
+        "growth": dict(seeds=2, target_layers=4, start_layers=2, width=32, heads=2, mlp_width=64, context=32,
+                       batch=4, budget_steps=12, midas_block=1, midas_times=(0.3, 0.6), develop_times=(0.4,),
+                       validation_blocks=4, importance_blocks=4),
+    },
+    "quick": {},
+    "paper": {
+        "recovery": dict(layers=tuple(range(30)), eval_every=10, early_evals=(1, 2, 5, 25), batch_size=8,
+                         train_len=512, train_pool=1600, eval_blocks=0, sham_layers=(0, 11, 14, 29),
+                         repeat_layers=tuple(range(30)), repeat_count=3, bisection_steps=10),
+        # sized by FLOPs (~5e16 for all arms and seeds) for one H200; not run on the machines this book is built on
+        "growth": dict(seeds=5, width=384, heads=6, mlp_width=1536, context=256, batch=64, budget_steps=500,
+                       validation_blocks=64, importance_blocks=16),
+    },
+}
+
+
+@dataclass(frozen=True)
+class Profile:
+    """The sizes of a lab: its evaluation blocks, batch, bootstrap draws and generation length."""
+
+    name: str
+    n_blocks: int  # evaluation text blocks
+    block_len: int  # tokens per block
+    batch_size: int  # blocks per forward pass
+    n_boot: int  # bootstrap resamples for intervals
+    gen_tokens: int  # tokens generated for sample continuations
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    @property
+    def tokens(self) -> int:
+        """Tokens in one evaluation of the lab's blocks."""
+        return self.n_blocks * self.block_len
+
+    def sizes(self, diagnostic: str) -> dict:
+        """What this profile sets for ``diagnostic`` apart from its defaults (empty: the defaults)."""
+        return dict(SIZES.get(self.name, {}).get(diagnostic, {}))
+
+
+PROFILES: dict[str, Profile] = {
+    "smoke": Profile("smoke", n_blocks=4, block_len=64, batch_size=4, n_boot=200, gen_tokens=12),
+    "quick": Profile("quick", n_blocks=16, block_len=512, batch_size=4, n_boot=2000, gen_tokens=40),
+    "paper": Profile("paper", n_blocks=128, block_len=1024, batch_size=16, n_boot=5000, gen_tokens=60),
+}
+assert set(SIZES) == set(PROFILES)
+
+
+def get_profile(profile: str | Profile) -> Profile:
+    """Look a profile up by name; an unknown name is an error that lists the valid ones."""
+    if isinstance(profile, Profile):
+        return profile
+    return PROFILES[one_of(profile, PROFILES, "profile")]

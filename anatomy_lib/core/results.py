@@ -1,0 +1,184 @@
+"""The results store: diagnostic tables saved under ``data/results/<specimen>/<diagnostic>/`` with a manifest.
+
+A request is everything that determines a result: specimen identity (weights hash included), the text blocks,
+the diagnostic's algorithm version and every parameter (a frozen ``DiagnosticParams`` dataclass). Its canonical
+JSON hashes to the file stem. ``load`` returns stored tables only when the manifest's request equals the one
+asked for and every table's SHA-256 still matches; anything else (missing, truncated, corrupt, stale, another
+algorithm version) reads as absent and is recomputed. Writes go to a temporary file, then are renamed. A fresh
+computation is returned as read back from its CSV, so a hit and a miss give tables of the same column types.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import platform
+import re
+import subprocess
+import tempfile
+import time
+import warnings
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable
+
+import pandas as pd
+import torch
+import transformers
+
+from .version import __version__
+
+DATA_ENV = "ANATOMY_DATA"
+
+
+PACKAGE_ROOT = Path(__file__).resolve().parent
+
+
+def data_root() -> Path:
+    """``$ANATOMY_DATA``, else the repository's ``data/`` beside the package, else a user cache folder."""
+    if os.environ.get(DATA_ENV):
+        return Path(os.environ[DATA_ENV]).expanduser()
+    repo_data = PACKAGE_ROOT.parent / "data"
+    if repo_data.is_dir():
+        return repo_data
+    return Path.home() / ".cache" / "anatomy_lib"
+
+
+def canonical_json(obj) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def request_key(request: dict) -> str:
+    return hashlib.sha256(canonical_json(request).encode()).hexdigest()[:16]
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_") or "specimen"
+
+
+def git_commit() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=PACKAGE_ROOT.parent, capture_output=True,
+                             text=True, timeout=5)
+        return out.stdout.strip() or None if out.returncode == 0 else None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def code_changed_since_commit() -> bool | None:
+    """Whether the library's code differs from the recorded commit (a result computed from uncommitted code)."""
+    try:
+        out = subprocess.run(["git", "status", "--porcelain", "--", "anatomy_lib"], cwd=PACKAGE_ROOT.parent,
+                             capture_output=True, text=True, timeout=5)
+        return bool(out.stdout.strip()) if out.returncode == 0 else None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def environment() -> dict:
+    return {"anatomy_lib": __version__, "git_commit": git_commit(), "code_changed_since_commit":
+            code_changed_since_commit(), "torch": torch.__version__,
+            "transformers": transformers.__version__, "python": platform.python_version(),
+            "platform": platform.platform()}
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    """Write through a temporary file and a rename. The file gets the mode any file written here gets (0666
+    less the umask): ``mkstemp``'s private 0600 would make a results folder shared by a class unreadable."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        os.fchmod(fd, 0o666 & ~_umask())
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class ResultStore:
+    """Save and load diagnostic tables keyed by their request."""
+
+    def __init__(self, root: str | Path | None = None):
+        self.root = Path(root) if root is not None else data_root() / "results"
+
+    def folder(self, specimen: str, diagnostic: str) -> Path:
+        return self.root / _safe(specimen) / diagnostic
+
+    def _paths(self, request: dict, diagnostic: str):
+        folder = self.folder(request["specimen"]["name"], diagnostic)
+        key = request_key(request)
+        return folder / f"{key}.json", (lambda table: folder / f"{key}.{table}.csv")
+
+    def save(self, diagnostic: str, request: dict, tables: dict[str, pd.DataFrame], provenance: dict) -> Path:
+        manifest_path, table_path = self._paths(request, diagnostic)
+        digests = {}
+        for name, table in tables.items():
+            data = table.to_csv(index=False).encode()
+            digests[name] = {"sha256": hashlib.sha256(data).hexdigest(), "rows": len(table)}
+            _atomic_write(table_path(name), data)
+        manifest = {"diagnostic": diagnostic, "request": json.loads(canonical_json(request)),
+                    "tables": digests, **provenance}
+        # the manifest goes last: a crash before this line leaves no manifest, so nothing half-written is read
+        _atomic_write(manifest_path, json.dumps(manifest, indent=2, sort_keys=True, default=str).encode())
+        return manifest_path
+
+    def load(self, diagnostic: str, request: dict) -> tuple[dict[str, pd.DataFrame], dict] | None:
+        manifest_path, table_path = self._paths(request, diagnostic)
+        if not manifest_path.is_file():
+            return None
+        try:
+            manifest = json.loads(manifest_path.read_text())
+            if manifest.get("request") != json.loads(canonical_json(request)):
+                return None
+            tables = {}
+            for name, meta in manifest["tables"].items():
+                data = table_path(name).read_bytes()
+                if hashlib.sha256(data).hexdigest() != meta["sha256"]:
+                    raise ValueError(f"table {name!r} does not match its manifest's SHA-256")
+                tables[name] = pd.read_csv(io.BytesIO(data))
+            return tables, manifest
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            warnings.warn(f"stored result {manifest_path.name} is unusable ({exc}); recomputing", stacklevel=2)
+            return None
+
+
+def _as_stored(tables: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """Tables as a CSV round trip gives them back: the types a stored hit has."""
+    return {name: pd.read_csv(io.BytesIO(table.to_csv(index=False).encode())) for name, table in tables.items()}
+
+
+def load_or_compute(diagnostic: str, request: dict, compute: Callable[[], dict[str, pd.DataFrame]],
+                    store: ResultStore | None = None, device: str = "", recompute: bool = False, save: bool = True,
+                    before: Callable[[], None] | None = None):
+    """Return ``(tables, manifest)`` from the store if it holds this exact request, else compute and save
+    (``before()`` runs first then: a chapter says what it is about to compute and how long it may take).
+
+    Either way the tables are those a CSV read returns, so callers see one set of column types."""
+    store = store or ResultStore()
+    if not recompute:
+        found = store.load(diagnostic, request)
+        if found is not None:
+            return found
+    if before is not None:
+        before()
+    started = time.perf_counter()
+    tables = _as_stored(compute())
+    provenance = {"environment": environment(), "device": device,
+                  "wall_time_s": round(time.perf_counter() - started, 3),
+                  "created": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    manifest = {"diagnostic": diagnostic, "request": request, **provenance}
+    if save:
+        path = store.save(diagnostic, request, tables, provenance)
+        manifest = json.loads(path.read_text())
+    return tables, manifest

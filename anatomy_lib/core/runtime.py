@@ -1,0 +1,52 @@
+"""Where things run: the device, its dtype, and whether progress bars are drawn (sizes live in ``profiles``)."""
+from __future__ import annotations
+
+import os
+
+import torch
+
+DEVICE_ENV = "ANATOMY_DEVICE"
+
+
+DTYPE_ENV = "ANATOMY_DTYPE"
+
+
+_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+def get_device() -> torch.device:
+    """cuda, then mps, then cpu; the environment variable ``ANATOMY_DEVICE`` overrides the choice."""
+    requested = os.environ.get(DEVICE_ENV, "").strip()
+    if requested:
+        device = torch.device(requested)
+        if device.type == "cuda" and not torch.cuda.is_available():
+            raise RuntimeError(f"{DEVICE_ENV}={requested} but CUDA is not available; use cpu.")
+        return device
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+        return torch.device("mps")
+    return torch.device("cpu")
+
+
+def default_dtype(device: torch.device | str) -> torch.dtype:
+    """The dtype a specimen is loaded in on ``device`` (``ANATOMY_DTYPE`` overrides it).
+
+    float32 on every device by default: the model is small, and the diagnostics compare perplexity changes of
+    a few percent, which half precision would blur. On a GPU, bfloat16 is one variable away.
+    """
+    requested = os.environ.get(DTYPE_ENV, "").strip()
+    if requested:
+        if requested not in _DTYPES:
+            raise ValueError(f"{DTYPE_ENV}={requested!r} is not one of {sorted(_DTYPES)}")
+        return _DTYPES[requested]
+    return torch.float32
+
+
+PROGRESS_ENV = "ANATOMY_PROGRESS"
+
+
+def show_progress() -> bool:
+    """Whether the default is to draw progress bars: yes, unless ``ANATOMY_PROGRESS=0`` (the book's build sets
+    it, so that finished bars do not stay on the published pages)."""
+    return os.environ.get(PROGRESS_ENV, "1").strip() != "0"

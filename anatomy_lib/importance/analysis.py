@@ -1,0 +1,63 @@
+"""What an importance table says: anatomy classes by interval, the rank agreement with Block Influence, and the
+range of importance in orders of magnitude."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..core.stats import spearman
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Anatomy classes; defaults follow the paper (connective tissue under +30%; its input and output
+    processors, L1-2 and L23-28, lie in the outer quarters of the 30 layers, its critical core L8-11 inside)."""
+
+    connective_pct: float = 30.0  # upper interval bound below this: connective tissue
+    critical_pct: float = 1000.0  # point change at or above this, in the middle: critical core
+    io_fraction: float = 0.25  # layers that matter in the first / last fraction: input / output processors
+
+
+def classify(table: pd.DataFrame, n_layers: int, thresholds: Thresholds = Thresholds()) -> pd.Series:
+    """One anatomy class per row of an importance table (columns layer, change_pct, ci_low, ci_high).
+
+    Position first, as the paper's taxonomy is: a layer that matters (interval not below the connective
+    threshold) in the outer ``io_fraction`` of the depth is an input or output processor however large its
+    change; the critical core is the middle's layers at or above ``critical_pct``."""
+    edge = int(round(n_layers * thresholds.io_fraction))
+
+    def one(row) -> str:
+        if row.ci_high < 0:
+            return "anti-layer"
+        if row.ci_high < thresholds.connective_pct:
+            return "connective tissue"
+        if row.layer < edge:
+            return "input processor"
+        if row.layer >= n_layers - edge:
+            return "output processor"
+        if row.change_pct >= thresholds.critical_pct:
+            return "critical core"
+        return "important (middle)"
+
+    return table.apply(one, axis=1)
+
+
+def connective_layers(table: pd.DataFrame) -> list[int]:
+    """The connective-tissue layers of a classified importance table."""
+    return sorted(int(l) for l in table.loc[table["class"] == "connective tissue", "layer"])
+
+
+def rank_agreement(table: pd.DataFrame) -> float:
+    """Spearman correlation between Block Influence and the measured perplexity change."""
+    return spearman(table["block_influence"], table["change_pct"])
+
+
+def importance_range_orders(table: pd.DataFrame, significant_only: bool = False) -> float:
+    """log10 of the largest over the smallest abs(change): the paper's "importance spans 10^7"."""
+    changes = table["change_pct"].abs()
+    if significant_only:
+        changes = changes[(table["ci_low"] > 0) | (table["ci_high"] < 0)]
+    changes = changes[changes > 0]
+    return float(np.log10(changes.max() / changes.min())) if len(changes) > 1 else float("nan")

@@ -1,0 +1,90 @@
+"""Chapter 2's figures: the importance strip by anatomy class, the modes compared, Block Influence."""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import seaborn as sns
+
+from ..core.style import PALETTE, band_curve, finish_figure, legend_below, symlog_axis, use_book_style
+
+CLASS_ORDER = ("critical core", "input processor", "output processor", "important (middle)",
+               "connective tissue", "anti-layer")
+
+
+def class_colours() -> dict[str, tuple]:
+    colours = sns.color_palette(PALETTE)
+    return dict(zip(CLASS_ORDER, [colours[3], colours[0], colours[2], colours[4], colours[7], colours[1]]))
+
+
+def _paper_index(layers, paper_one_based: bool) -> list[int]:
+    return [l - 1 if paper_one_based else l for l in layers]
+
+
+def anatomy_strip(table, paper: dict | None = None, specimen_name: str | None = None, paper_one_based: bool = False,
+                  connective_pct: float = 30.0):
+    """Per-layer perplexity change (symlog) with 95% intervals, bars coloured by anatomy class; the paper's
+    critical core shaded, its anti-layers and its L11 value marked."""
+    use_book_style()
+    fig, ax = plt.subplots(figsize=(10, 5.4))
+    colours = class_colours()
+    for cls in CLASS_ORDER:
+        rows = table[table["class"] == cls]
+        if rows.empty:
+            continue
+        ax.bar(rows["layer"], rows["change_pct"], color=colours[cls], label=cls, edgecolor="black",
+               linewidth=0.5, hatch="//" if cls == "anti-layer" else None)
+    err = np.vstack([table["change_pct"] - table["ci_low"], table["ci_high"] - table["change_pct"]])
+    ax.errorbar(table["layer"], table["change_pct"], yerr=np.clip(err, 0, None), fmt="none", ecolor="black",
+                elinewidth=1, capsize=2, label="95% bootstrap interval")
+    symlog_axis(ax)
+    ax.axhline(connective_pct, color="grey", linestyle=":", linewidth=1.2, label=f"+{connective_pct:g}% threshold")
+    if paper:
+        core = _paper_index(paper["critical_core"], paper_one_based)
+        ax.axvspan(min(core) - 0.45, max(core) + 0.45, color="grey", alpha=0.15, label="paper: critical core")
+        l11 = _paper_index([11], paper_one_based)[0]
+        ax.scatter([l11], [paper["l11_change_pct"]], marker="*", s=220, color="black", zorder=5,
+                   label=f"paper: L11 = +{paper['l11_change_pct']:,.0f}%")
+        anti = _paper_index(paper["anti_layers"], paper_one_based)
+        ax.scatter(anti, [-0.5] * len(anti), marker="v", s=90, color="black", zorder=5,
+                   label="paper: anti-layers")
+        ax.set_ylim(bottom=min(-2.0, float(table["ci_low"].min()) * 1.5))
+    ax.set(xlabel="layer (0-based)", ylabel="perplexity change (%), symlog scale",
+           title=f"Importance map: {table['mode'].iloc[0]} ablation")
+    ax.set_xticks(sorted(table["layer"].unique()))
+    ax.tick_params(axis="x", labelsize=9)
+    ax.legend(fontsize=9.5, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.14), frameon=False)
+    return finish_figure(fig, "", specimen_name)
+
+
+def modes_figure(tables, specimen_name: str | None = None):
+    """Perplexity change per layer for each ablation mode, with 95% interval bands."""
+    use_book_style()
+    fig, ax = plt.subplots(figsize=(10, 4.8))
+    for (mode, rows), colour, marker in zip(tables.groupby("mode", sort=False), sns.color_palette(PALETTE),
+                                            "osD^v"):
+        band_curve(ax, "layer", rows, colour, marker, mode)
+    symlog_axis(ax)
+    ax.set(xlabel="layer (0-based)", ylabel="perplexity change (%), symlog", title="Ablation modes compared")
+    ax.set_xticks(sorted(tables["layer"].unique()))
+    ax.tick_params(axis="x", labelsize=9)
+    legend_below(ax, "mode", ncol=4)
+    return finish_figure(fig, "", specimen_name)
+
+
+def influence_figure(table, rho: float, specimen_name: str | None = None):
+    """ShortGPT's Block Influence against the measured perplexity change, one point per layer."""
+    use_book_style()
+    fig, ax = plt.subplots(figsize=(7.5, 5))
+    colours = class_colours()
+    for cls, rows in table.groupby("class"):
+        ax.scatter(rows["block_influence"], rows["change_pct"], color=colours.get(cls), label=cls, s=45,
+                   edgecolor="black", linewidth=0.5)
+    for row in table.itertuples():
+        ax.annotate(str(row.layer), (row.block_influence, row.change_pct), fontsize=7.5,
+                    xytext=(3, 3), textcoords="offset points")
+    symlog_axis(ax)
+    ax.set_xscale("log")
+    ax.set(xlabel="Block Influence = 1 - cos(input, output)  (log)", ylabel="perplexity change (%), symlog",
+           title=f"Block Influence vs ablation ({table['mode'].iloc[0]}); Spearman rho = {rho:.2f}")
+    legend_below(ax, "class", ncol=3)
+    return finish_figure(fig, "", specimen_name)

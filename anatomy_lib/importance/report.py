@@ -1,0 +1,116 @@
+"""Chapter 2 in sentences and verdicts: the paper's importance claims beside ours, and the computed findings."""
+from __future__ import annotations
+
+import pandas as pd
+
+from ..core import rules as v
+from .analysis import Thresholds, importance_range_orders, rank_agreement
+from .compute import ImportanceParams
+
+PAPER = {"critical_core": [8, 9, 10, 11], "l11_change_pct": 63419.0, "anti_layers": [14, 17],
+         "io_processors": [1, 2, 23, 24, 25, 26, 27, 28], "connective_below_pct": 30.0, "range_orders": 7.0}
+
+
+def _fmt_layers(layers) -> str:
+    return ", ".join(f"L{l}" for l in sorted(layers)) or "none"
+
+
+def paper_claims(tables: dict[str, pd.DataFrame], params: ImportanceParams | None = None,
+                 paper_one_based: bool = False, thresholds: Thresholds = Thresholds()):
+    """The paper's importance claims beside ours (a ``neighbor_mean`` table with classes), each judged by a rule
+    of ``verdicts``.
+
+    ``paper_one_based`` reads the paper's layer numbers as 1-based (L1 = our layer 0); the paper does not say.
+    """
+    table = tables[(params or ImportanceParams()).mode]
+    shift = (lambda ls: {l - 1 for l in ls}) if paper_one_based else set
+    by_class = lambda *names: set(table.loc[table["class"].isin(names), "layer"])
+    row_of = table.set_index("layer")
+    claims = []
+
+    core, ours_core = shift(PAPER["critical_core"]), by_class("critical core")
+    claims.append(v.Claim("critical core", _fmt_layers(core), _fmt_layers(ours_core), v.layer_set(core, ours_core),
+                          f"ours: middle layers >= +{thresholds.critical_pct:g}%; Jaccard "
+                          f"{v.jaccard(core, ours_core):.2f}", "layer_set"))
+
+    l11 = next(iter(shift([11])))
+    r = row_of.loc[l11]
+    top = int(table.loc[table["change_pct"].idxmax(), "layer"])
+    claims.append(v.Claim(f"L{l11} alone", f"+{PAPER['l11_change_pct']:,.0f}%",
+                          f"{r.change_pct:+,.0f}% [{r.ci_low:+,.0f}, {r.ci_high:+,.0f}]",
+                          v.number(PAPER["l11_change_pct"], r.change_pct, r.ci_low, r.ci_high, factor=10 ** 0.5),
+                          f"agreement: within half an order of magnitude; our most important layer: L{top} "
+                          f"({row_of.loc[top].change_pct:+,.0f}%)", "number"))
+
+    anti, ours_anti = shift(PAPER["anti_layers"]), by_class("anti-layer")
+    points = ", ".join(f"L{l}: {row_of.loc[l].change_pct:+.1f}% [{row_of.loc[l].ci_low:+.1f}, "
+                       f"{row_of.loc[l].ci_high:+.1f}]" for l in sorted(anti))
+    claims.append(v.Claim("anti-layers (interval below zero)", _fmt_layers(anti), _fmt_layers(ours_anti),
+                          v.layer_set(anti, ours_anti), f"the paper's: {points}", "layer_set"))
+
+    io, ours_io = shift(PAPER["io_processors"]), by_class("input processor", "output processor")
+    claims.append(v.Claim("input/output processors", _fmt_layers(io), _fmt_layers(ours_io), v.layer_set(io, ours_io),
+                          f"Jaccard {v.jaccard(io, ours_io):.2f}; ours: outer {thresholds.io_fraction:.0%} of the "
+                          f"depth, interval not below +{thresholds.connective_pct:g}%", "layer_set"))
+
+    rest = sorted(set(table["layer"]) - core - io - anti)
+    above = [l for l in rest if row_of.loc[l].ci_high >= thresholds.connective_pct]
+    claims.append(v.Claim(f"every other layer costs under +{PAPER['connective_below_pct']:g}%",
+                          "all layers outside its named classes", f"{len(rest) - len(above)} of {len(rest)}",
+                          v.share(len(rest) - len(above), len(rest)),
+                          "interval's upper end below the threshold; above it: " + (_fmt_layers(above) or "none"),
+                          "share"))
+
+    orders, orders_sig = importance_range_orders(table), importance_range_orders(table, significant_only=True)
+    claims.append(v.Claim("importance spans 10^7", f"10^{PAPER['range_orders']:g}", f"10^{orders:.1f}",
+                          v.number(10 ** PAPER["range_orders"], 10 ** orders, factor=10 ** 0.5),
+                          "largest / smallest change, agreement within half an order of magnitude; "
+                          f"10^{orders_sig:.1f} over layers whose "
+                          "interval excludes zero", "number"))
+    return claims
+
+
+def _pct(row) -> str:
+    return f"{row.change_pct:+,.0f}% [{row.ci_low:+,.0f}, {row.ci_high:+,.0f}]"
+
+
+def findings(tables: dict[str, pd.DataFrame], params: ImportanceParams | None = None,
+             specimen_name: str = "the specimen") -> list[str]:
+    """What chapter 2 finds, in sentences computed from its tables ({mode: classified importance table})."""
+    paper_mode = tables[(params or ImportanceParams()).mode]
+    by_layer = {mode: t.set_index("layer") for mode, t in tables.items()}
+    n = len(paper_mode)
+    top = paper_mode.loc[paper_mode["change_pct"].idxmax()]
+    out = [f"On {specimen_name}, the most important layer under the paper's neighbour-mean ablation is L{int(top.layer)}: "
+           f"{_pct(top)} perplexity (95% interval)."]
+    if 11 in by_layer.get("neighbor_mean", pd.DataFrame()).index:
+        out.append(f"The paper's L11 costs {_pct(by_layer['neighbor_mean'].loc[11])} here, against its "
+                   f"+{PAPER['l11_change_pct']:,.0f}%.")
+    counts = paper_mode["class"].value_counts()
+    plural = {"connective tissue": "connective tissue", "input processor": "input processors",
+              "output processor": "output processors", "critical core": "critical core",
+              "important (middle)": "important middle layers", "anti-layer": "anti-layers"}
+    out.append(f"Of the {n} layers (neighbour-mean sweep, classes as defined on this page): "
+               + ", ".join(f"{counts.get(c, 0)} {name}" for c, name in plural.items()) + ".")
+    if {"neighbor_mean", "skip"} <= set(by_layer):
+        nm, sk = by_layer["neighbor_mean"], by_layer["skip"]
+        positive = sk.index[(sk["change_pct"] > 0) & (nm["change_pct"] > 0)]
+        ratio = (nm.loc[positive, "change_pct"] / sk.loc[positive, "change_pct"])
+        worst = int(ratio.idxmax())
+        out.append(f"Neighbour-averaging and skipping disagree most at L{worst}: averaging costs "
+                   f"{_pct(nm.loc[worst])}, skipping {_pct(sk.loc[worst])}, {ratio.max():.1f} times less, so part of "
+                   "the paper's map measures the averaged layer it installs rather than the layer it removes.")
+    for part, mode in (("MLP", "mlp_only"), ("attention", "attn_only")):
+        if mode in by_layer:
+            t = tables[mode]
+            big = t.loc[t["change_pct"].idxmax()]
+            phrase = " (the paper's \"millions of percent\", found where it did not look)" \
+                if big.change_pct >= 1e6 else ""
+            out.append(f"Removing only L{int(big.layer)}'s {part} costs {_pct(big)}{phrase}.")
+    anti = {mode: int((t["ci_high"] < 0).sum()) for mode, t in tables.items()}
+    out.append("Layers whose removal lowers perplexity (interval below zero): "
+               + ", ".join(f"{k} under {mode}" for mode, k in anti.items()) + f", against the paper's "
+               f"{_fmt_layers(PAPER['anti_layers'])}.")
+    rho = rank_agreement(paper_mode)
+    out.append(f"Block Influence ranks the layers with Spearman {rho:+.2f} against the neighbour-mean changes.")
+    return out

@@ -1,0 +1,30 @@
+"""Chapter 5, manipulation strategies: one module per job, read in this order.
+
+- ``strategies``: the edits
+- ``compute``: the computation, through the results store
+- ``report``: the paper's claims beside ours, and the findings in sentences
+- ``figures``: figures (matplotlib)
+- ``explorers``: explorers (ipywidgets)
+
+Everything a notebook calls is re-exported here, so a chapter imports one package; ``Params``, ``compute``,
+``paper_claims``, ``findings`` and ``CHAPTER`` are the chapter protocol (``core.chapter``).
+"""
+from ..core.chapter import Chapter
+from .compute import (
+    COMPARED_STRATEGIES,
+    HEATMAP_STRATEGIES,
+    ManipulationParams,
+    compression,
+    compute,
+    knob_sweep,
+    manipulation,
+    strategy_heatmap,
+)
+from .explorers import manipulation_explorer, static_manipulation_explorer
+from .figures import compression_figure, knob_figure, strategy_heatmap_figure
+from .report import PAPER, findings, paper_claims
+from .strategies import DEFAULT_ALPHAS, SCOPES, SIDES, STRATEGIES, Manipulation, apply, low_rank, measure, neighbour_of
+
+Params = ManipulationParams
+CHAPTER = Chapter(5, "05_manipulation", "Manipulation", Params, compute, paper_claims, findings,
+                  stored=(Params,))

@@ -1,0 +1,78 @@
+"""Chapter 5's explorers: manipulate layers live, or pick a stored scaling in the published page."""
+from __future__ import annotations
+
+import ipywidgets as widgets
+
+from ..core.generation import DEFAULT_PROMPTS, generate
+from ..core.widgets import STATIC_CLASS, answer_html, button_explorer, edit_tables, layer_picker, linked_stacks
+from .strategies import SCOPES, SIDES, STRATEGIES, Manipulation
+
+
+def manipulation_explorer(lab, layers=(14,), strategy: str = "scale", alpha: float = 0.9, prompt: str | None = None):
+    """Pick layers, a strategy and its knobs (alpha, t, rank, scope, neighbour), press the button: perplexity
+    change with its interval and the manipulated model's continuation of a fixed prompt, beside the intact one."""
+    adapter = lab.adapter
+    prompt = prompt or DEFAULT_PROMPTS[0]
+    width = widgets.Layout(width="340px")
+    pick = layer_picker(adapter, layers, rows=7)
+    how = widgets.Dropdown(options=list(STRATEGIES), value=strategy, description="strategy", layout=width)
+    alpha_s = widgets.FloatSlider(value=alpha, min=0.0, max=1.5, step=0.05, description="alpha", layout=width)
+    t_s = widgets.FloatSlider(value=0.5, min=0.0, max=1.0, step=0.05, description="t (mix)", layout=width)
+    # a rank above a matrix's smallest side cannot be asked for: the slider stops at the narrowest matrix (k and v
+    # under grouped-query attention)
+    max_rank = min(min(adapter.tensor(0, name).shape) for name in adapter.matrix_names)
+    rank_s = widgets.IntSlider(value=min(16, max_rank), min=1, max=max_rank, description="rank", layout=width)
+    scope = widgets.Dropdown(options=list(SCOPES), value="writers", description="scale scope", layout=width)
+    side = widgets.Dropdown(options=list(SIDES), value="prev", description="neighbour", layout=width)
+    button = widgets.Button(description="apply", button_style="primary", icon="sliders")
+    intact = generate(lab.specimen, prompt, lab.profile.gen_tokens)
+
+    def tables():
+        m = Manipulation(how.value, alpha=alpha_s.value, t=t_s.value, rank=rank_s.value, neighbor=side.value,
+                         scope=scope.value)
+        layers = sorted(pick.value)
+        measured = lab.measure(m.edit(layers), prompt)
+        return edit_tables({**measured.row(), "layers": layers}, m.label(), prompt, intact,
+                            measured.continuation, "manipulated model")
+
+    return button_explorer(pick, [how, alpha_s, t_s, rank_s, scope, side], button, tables)
+
+
+def static_manipulation_explorer(tables: dict, compress_layers, alpha: float = 0.9,
+                                 strategy: str = "scale (writers)") -> widgets.VBox:
+    """Pick a scaling, the layers it acts on and alpha on the stored grid: the perplexity change with its
+    interval (single layers from the alpha sweeps; the connective layers together from the compression
+    experiment, with the fact rate)."""
+    sweeps = tables["sweeps"]
+    sweeps = sweeps[sweeps["knob"] == "alpha"]
+    comp = tables["compression"]
+    alphas = sorted(set(sweeps["value"]) | set(comp["alpha"].dropna()))
+    scopes = {"scale (writers)": "writers", "scale (all)": "all"}
+    targets = [f"L{l}" for l in sorted({int(l) for l in sweeps["layers"].astype(str)})] + ["connective layers"]
+    how = widgets.Dropdown(options=list(scopes), value=strategy, description="strategy")
+    where = widgets.Dropdown(options=targets, value=targets[-1], description="layers")
+    knob = widgets.SelectionSlider(options=[f"{a:g}" for a in alphas], value=f"{alpha:g}", description="alpha",
+                                   layout=widgets.Layout(width="480px"))
+
+    def leaf(s: int, t: int, a: int):
+        scope, target, value = scopes[list(scopes)[s]], targets[t], alphas[a]
+        if target == "connective layers":
+            rows = comp[comp["label"].str.endswith(f"{scope})") & (comp["alpha"] == value)]
+            label = f"the {len(compress_layers)} connective layers ({', '.join(map(str, compress_layers))})"
+        else:
+            rows = sweeps[(sweeps["scope"] == scope) & (sweeps["layers"].astype(str) == target[1:])
+                          & (sweeps["value"] == value)]
+            label = target
+        if rows.empty:
+            return answer_html(f"{list(scopes)[s]} on {label} at alpha = {value:g} is not in the stored grid: run the "
+                         "chapter and use the live explorer below.")
+        row = rows.iloc[0]
+        text = (f"<b>{list(scopes)[s]}</b>, alpha = {value:g}, on {label}: perplexity {row.change_pct:+,.1f}% "
+                f"(95% interval {row.ci_low:+,.1f}% to {row.ci_high:+,.1f}%)")
+        if "fact_rate" in row and row.fact_rate == row.fact_rate:
+            text += (f"<br>facts answered: {row.fact_rate:.0%} ({row.fact_rate_low:.0%} to {row.fact_rate_high:.0%})"
+                     f", repetition {row.repetition_rate:.2f}")
+        return answer_html(text)
+
+    return widgets.VBox([widgets.HBox([how, where]), knob, linked_stacks([how, where, knob], leaf)]).add_class(
+        STATIC_CLASS)

@@ -1,0 +1,86 @@
+"""Chapter 5 in sentences and verdicts."""
+from __future__ import annotations
+
+import pandas as pd
+
+from ..core import rules as v
+
+PAPER = {"alpha": 0.9, "scale_change_pct": 49.0}
+
+
+def _fact_rate(row) -> str:
+    return (f"facts {row.fact_rate:.0%} [{row.fact_rate_low:.0%}, {row.fact_rate_high:.0%}] of "
+            f"{row.facts_total}")
+
+
+def paper_claims(tables: dict[str, pd.DataFrame], params=None):
+    """Only scaling (alpha = 0.9, +49%) keeps coherence; zero / clone / mix destroy it ("millions of percent").
+    Coherence is judged on the fact rate's paired change against the intact model, with its interval."""
+    comp = tables["compression"]
+    intact = comp[comp["strategy"] == "intact"].iloc[0]
+    scaled = comp[comp["label"].str.endswith("writers)") & (comp["alpha"] == PAPER["alpha"])]
+    claims = []
+    if not scaled.empty:
+        row = scaled.iloc[0]
+        claims.append(v.Claim(f"scale alpha={PAPER['alpha']} on the connective layers: perplexity change",
+                              f"+{PAPER['scale_change_pct']:g}%",
+                              f"{row.change_pct:+,.1f}% [{row.ci_low:+,.1f}, {row.ci_high:+,.1f}]",
+                              v.number(PAPER["scale_change_pct"], row.change_pct, row.ci_low, row.ci_high),
+                              "agreement within a factor of two, same sign", "number"))
+        kept = row.fact_change_low <= 0 <= row.fact_change_high or row.fact_change_low > 0
+        kept = kept and row.empty_share == 0 and row.repetition_rate <= intact.repetition_rate + 0.2
+        claims.append(v.Claim(f"scale alpha={PAPER['alpha']} keeps generation coherent", "yes",
+                              f"{_fact_rate(row)} (intact {intact.fact_rate:.0%}); change "
+                              f"{row.fact_change:+.0%} [{row.fact_change_low:+.0%}, {row.fact_change_high:+.0%}]",
+                              v.qualitative(bool(kept)),
+                              "coherent: no loss of facts established (paired interval reaches zero), no empty "
+                              "continuation, repetition at most +0.2 over intact", "qualitative"))
+    for strategy in ("zero", "clone", "mix", "lowrank_mix"):
+        rows = comp[comp["strategy"] == strategy]
+        if rows.empty:
+            continue
+        row = rows.iloc[0]
+        claims.append(v.Claim(f"{row.label} on the connective layers destroys coherence", "yes",
+                              f"{_fact_rate(row)}; change {row.fact_change:+.0%} [{row.fact_change_low:+.0%}, "
+                              f"{row.fact_change_high:+.0%}]; perplexity {row.change_pct:+,.0f}%",
+                              v.comparison(row.fact_change, row.fact_change_low, row.fact_change_high,
+                                           paper_direction=-1, paper_size=intact.fact_rate / 2),
+                              "a loss of facts whose paired interval excludes zero, of at least half the intact "
+                              "rate", "comparison"))
+    others = comp[comp["strategy"].isin(["zero", "clone", "mix", "lowrank_mix"])]
+    if not others.empty:
+        huge = others[others["ci_low"] >= 1e6]
+        claims.append(v.Claim("the other strategies cost millions of percent", "yes",
+                              "; ".join(f"{r.strategy} {r.change_pct:+,.0f}%" for r in others.itertuples()),
+                              v.share(len(huge), len(others)),
+                              "a strategy counts when its interval's lower end is at least +1,000,000%", "share"))
+    return claims
+
+
+def findings(tables: dict[str, pd.DataFrame], params=None, specimen_name: str = "the specimen") -> list[str]:
+    """What chapter 5 finds, in sentences computed from its tables."""
+    comp = tables["compression"]
+    intact = comp[comp["strategy"] == "intact"].iloc[0]
+    writers = comp[comp["label"].str.endswith("writers)")].sort_values("alpha")
+    out = [f"On {specimen_name}, the intact model answers {intact.facts_correct} of {intact.facts_total} factual "
+           f"questions ({intact.fact_rate:.0%} [{intact.fact_rate_low:.0%}, {intact.fact_rate_high:.0%}])."]
+    best = writers.loc[writers["change_pct"].idxmin()]
+    out.append(f"Scaling the connective layers' writers together, the lowest perplexity is at alpha = "
+               f"{best.alpha:g}: {best.change_pct:+.1f}% [{best.ci_low:+.1f}, {best.ci_high:+.1f}]"
+               + (", a small improvement over the intact model." if best.ci_high < 0 else "."))
+    removed = writers[writers["alpha"] == 0]
+    if not removed.empty:
+        r = removed.iloc[0]
+        out.append(f"Removing them (alpha = 0) costs {r.change_pct:+,.0f}% [{r.ci_low:+,.0f}, {r.ci_high:+,.0f}] and "
+                   f"leaves {_fact_rate(r)}.")
+    for r in comp[comp["strategy"].isin(["zero", "clone", "mix", "lowrank_mix"])].itertuples():
+        out.append(f"{r.label}: perplexity {r.change_pct:+,.0f}% [{r.ci_low:+,.0f}, {r.ci_high:+,.0f}], "
+                   f"{_fact_rate(r)}, change {r.fact_change:+.0%} [{r.fact_change_low:+.0%}, "
+                   f"{r.fact_change_high:+.0%}].")
+    heat = tables["heatmap"]
+    if not heat.empty:
+        gentle = heat.groupby("label")["change_pct"].median().sort_values()
+        out.append(f"On single layers the gentlest strategy (median change over the mapped layers) is "
+                   f"{gentle.index[0]} ({gentle.iloc[0]:+.1f}%), the harshest {gentle.index[-1]} "
+                   f"({gentle.iloc[-1]:+,.0f}%).")
+    return out

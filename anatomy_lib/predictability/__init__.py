@@ -1,0 +1,29 @@
+"""Chapter 3, weight predictability: one module per job, read in this order.
+
+- ``predictors``: ridge and the baselines
+- ``compute``: the computation, through the results store
+- ``report``: the paper's claims beside ours, and the findings in sentences
+- ``figures``: figures (matplotlib)
+- ``explorers``: explorers (ipywidgets)
+
+Everything a notebook calls is re-exported here, so a chapter imports one package; ``Params``, ``compute``,
+``paper_claims``, ``findings`` and ``CHAPTER`` are the chapter protocol (``core.chapter``).
+"""
+from ..core.chapter import Chapter
+from .compute import (
+    PredictabilityParams,
+    compute,
+    predictability,
+    predictability_table,
+    ridge_sweep,
+    substitute_predictions,
+    substitution,
+)
+from .explorers import prediction_explorer
+from .figures import prediction_scatter, r2_figure, ridge_sweep_figure
+from .predictors import BASELINES, FORMULATIONS, baseline_predictions, predict_layers, r2_and_cosine
+from .report import PAPER, findings, paper_claims
+
+Params = PredictabilityParams
+CHAPTER = Chapter(3, "03_predictability", "Predictability", Params, compute, paper_claims, findings,
+                  stored=(Params,))

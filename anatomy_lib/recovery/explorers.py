@@ -1,0 +1,82 @@
+"""Chapter 6's explorers: damage and fine-tune a layer live, or pick a stored layer in the published page."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import ipywidgets as widgets
+import pandas as pd
+
+from ..core.widgets import STATIC_CLASS, figure_widget, linked_stacks, redraw, run_busy
+from .figures import recovery_curves_figure
+from .sweep import RecoveryContext, recovery_run
+
+
+def recovery_explorer(lab, params, tables, classes: dict | None = None, layer: int = 11):
+    """Pick a layer: its stored recovery curves (every noise seed and sham) at once. Set the damage (a target in
+    nats, or a sigma), the learning rate and the steps, press *train*: the layer is damaged and fine-tuned live,
+    with a progress bar, and the new curve is drawn beside the stored ones. The model is restored afterwards.
+    ``classes`` maps layers to their chapter-2 class (the curves' colours)."""
+    adapter = lab.adapter
+    adapter.check_layer(layer)
+    width = widgets.Layout(width="360px")
+    pick = widgets.Dropdown(options=list(range(adapter.n_layers)), value=layer, description="layer", layout=width)
+    mode = widgets.ToggleButtons(options=["target nats", "sigma"], value="target nats", description="damage")
+    amount = widgets.FloatLogSlider(value=params.target_nats, base=10, min=-2, max=1, step=0.05,
+                                    description="amount", layout=width)
+    lr = widgets.FloatLogSlider(value=params.lr, base=10, min=-6, max=-2, step=0.25, description="lr",
+                                readout_format=".1e", layout=width)
+    steps = widgets.IntSlider(value=params.steps, min=1, max=max(params.steps, 400), description="steps",
+                              layout=width)
+    button = widgets.Button(description="train", button_style="primary", icon="play")
+    bar = widgets.IntProgress(value=0, min=0, max=params.steps, description="idle", layout=width)
+    output = widgets.Output()
+    stored = tables["curves"]
+    tolerance = float(tables["runs"]["tolerance_nll"].iloc[0])
+    classes = classes or {}
+    live: list = []
+
+    def draw(_=None):
+        curves = stored[stored["layer"] == pick.value]
+        if live and live[0]["layer"].iloc[0] == pick.value:
+            curves = pd.concat([curves, live[0]], ignore_index=True)
+        if curves.empty:
+            output.outputs = ()
+            output.append_stdout(f"no stored run for layer {pick.value}: press train to run one\n")
+            return
+        redraw(output, lambda: recovery_curves_figure(curves, classes, tolerance, lab.specimen.name))
+
+    def work():
+        bar.description, bar.value = "training", 0
+        run = replace(params, layers=(pick.value,), sham_layers=(), lr=lr.value, steps=steps.value,
+                      target_nats=amount.value if mode.value == "target nats" else params.target_nats,
+                      eval_every=max(1, steps.value // 8))
+        bar.max = run.steps
+        context = RecoveryContext.build(lab, run, layers=[pick.value])
+        sigma = amount.value if mode.value == "sigma" else None
+        row, curve = recovery_run(context, pick.value, "damaged", run.noise_seed, run, sigma,
+                                  on_step=lambda step: setattr(bar, "value", step))
+        curve["noise_seed"] = -1  # drawn apart from the stored seeds
+        live[:] = [curve.assign(kind="damaged")]
+        bar.description = f"done: {row['initial_excess_nll']:+.2f} -> {row['final_excess_nll']:+.2f} nats"
+        draw()
+
+    pick.observe(draw, names="value")
+    button.on_click(lambda _: run_busy(button, bar, output, work))
+    draw()
+    return widgets.VBox([widgets.HBox([widgets.VBox([pick, mode, amount]), widgets.VBox([lr, steps, button, bar])]),
+                         output])
+
+
+def static_recovery_explorer(tables: dict, classes: dict, specimen: str, layer: int = 11) -> widgets.VBox:
+    """Pick a layer: its stored recovery curves (every noise seed, and the sham where there is one)."""
+    curves = tables["curves"]
+    tolerance = float(tables["runs"]["tolerance_nll"].iloc[0])
+    layers = sorted(int(l) for l in curves["layer"].unique())
+    pick = widgets.Dropdown(options=[f"L{l}" for l in layers], value=f"L{layer if layer in layers else layers[0]}",
+                            description="layer")
+
+    def leaf(l: int):
+        return figure_widget(recovery_curves_figure(curves[curves["layer"] == layers[l]], classes, tolerance,
+                                                     specimen))
+
+    return widgets.VBox([pick, linked_stacks([pick], leaf)]).add_class(STATIC_CLASS)

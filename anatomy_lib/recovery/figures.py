@@ -1,0 +1,66 @@
+"""Chapter 6's figures: recovery curves, and recovery against importance."""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+
+from ..core.style import PAPER_STYLE, finish_figure, legend_below, use_book_style
+from ..importance.figures import class_colours
+
+
+def recovery_curves_figure(curves, classes: dict, tolerance: float, specimen_name: str | None = None):
+    """Excess NLL against fine-tuning step, one line per damaged run coloured by its chapter-2 class and marked
+    per layer (a second noise seed is drawn fainter), shams in black; the tolerance that counts as recovered is
+    shaded."""
+    use_book_style()
+    fig, ax = plt.subplots(figsize=(10, 5.6))
+    colours = class_colours()
+    markers = dict(zip(sorted(curves["layer"].unique()), "osD^v<>pXh*P" * 3))
+    ax.axhspan(-tolerance, tolerance, color="grey", alpha=0.15, label=f"recovered: within {tolerance:.3f} nats")
+    labelled = set()
+    for (layer, kind, seed), run in curves.groupby(["layer", "kind", "noise_seed"], sort=True):
+        if kind == "sham":
+            ax.plot(run["step"], run["excess_nll"], color="black", linestyle="--", linewidth=1.3,
+                    marker=markers[layer], label=f"sham (no noise), L{layer}")
+            continue
+        cls = classes.get(layer, "")
+        first = layer not in labelled
+        labelled.add(layer)
+        ax.plot(run["step"], run["excess_nll"], color=colours.get(cls, "grey"), marker=markers[layer],
+                markersize=4.5, linewidth=1.4, alpha=1.0 if first else 0.45,
+                label=f"L{layer} ({cls})" if first else None)
+    ax.set_xscale("symlog", linthresh=10)
+    ax.axhline(0, color="black", linewidth=0.8)
+    ax.set(xlabel="fine-tuning step (symlog: linear below 10)", ylabel="NLL above baseline (nats)",
+           title="Recovery after damage: excess NLL on the evaluation blocks")
+    legend_below(ax, "", ncol=3)
+    return finish_figure(fig, "", specimen_name)
+
+
+def recovery_vs_importance_figure(layers, importance_table, budget: int, specimen_name: str | None = None):
+    """Steps to recover (runs that did not recover drawn at the top, as '> budget') and the area under the
+    excess-NLL curve, each against the chapter-2 importance of the layer."""
+    use_book_style()
+    merged = layers.merge(importance_table[["layer", "change_pct", "class"]], on="layer").rename(
+        columns={"class": "anatomy"})
+    colours = class_colours()
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 5.4), sharex=True)
+    for row in merged.itertuples():
+        colour = colours.get(row.anatomy, "grey")
+        steps = row.steps_to_recover if row.recovered else budget * 1.25
+        left.scatter(row.change_pct, steps, color=colour, marker="o" if row.recovered else "^", s=60,
+                     edgecolor="black", linewidth=0.6)
+        right.scatter(row.change_pct, row.area_excess_nll, color=colour, s=60, edgecolor="black", linewidth=0.6)
+        for ax, y in ((left, steps), (right, row.area_excess_nll)):
+            ax.annotate(f"L{row.layer}", (row.change_pct, y), fontsize=8, xytext=(4, 3), textcoords="offset points")
+    left.axhline(budget, **PAPER_STYLE, label=f"budget: {budget} steps (triangles: not recovered)")
+    for ax in (left, right):
+        ax.set_xscale("log")
+        ax.set_xlabel("importance (perplexity change, %, log)")
+    left.set(ylabel="steps to recover", title="Steps to recover", ylim=(0, budget * 1.35))
+    right.set(ylabel="nats x steps", title="Area under the excess-NLL curve")
+    legend_below(left, "", ncol=1)
+    handles = [plt.Line2D([], [], marker="o", linestyle="none", color=colours[c], label=c)
+               for c in dict.fromkeys(merged["anatomy"])]
+    right.legend(handles=handles, fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.26), ncol=2,
+                 frameon=False)
+    return finish_figure(fig, "Does recovery follow importance?", specimen_name)

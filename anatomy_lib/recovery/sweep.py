@@ -1,0 +1,137 @@
+"""Every run of a recovery experiment: the shared context, one run, the sweep (split under torchrun), the store."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import torch
+from tqdm.auto import tqdm
+
+from ..core.bootstrap import perplexity_interval
+from ..core.distributed import gather, shard, world
+from ..core.lab import Lab
+from ..core.surgery import surgery
+from ..importance.compute import ImportanceParams, importance
+from .params import RecoveryParams
+from .training import (
+    add_damage,
+    fine_tune,
+    matched_sigma,
+    streams_entering,
+    trainable_parameters,
+    training_pool,
+    training_snapshot,
+)
+
+
+# ---- runs, the sweep, and what they mean ------------------------------------------------------------------------
+@dataclass
+class RecoveryContext:
+    """What every run of a sweep shares: the evaluation lab (chapter 2's blocks, or the first n of them), the
+    training pool, the streams entering each layer, and the tolerance."""
+
+    eval_lab: object
+    pool_ids: torch.Tensor
+    streams: dict
+    tolerance: float
+    base_nll: float
+
+    @classmethod
+    def build(cls, lab, params: RecoveryParams, layers=None) -> "RecoveryContext":
+        blocks = lab.blocks if params.eval_blocks in (0, None) else lab.blocks.subset(
+            min(params.eval_blocks, lab.blocks.n_blocks))
+        eval_lab = lab if blocks is lab.blocks else Lab(lab.specimen, lab.profile, blocks, lab.corpus_name,
+                                                        lab.progress)
+        base = eval_lab.engine.baseline  # built from the intact model, before any damage
+        if params.tolerance_nats is not None:
+            tolerance = params.tolerance_nats
+        else:
+            _, low, high = perplexity_interval(base.block_nll, lab.profile.n_boot, params.data_seed)
+            tolerance = max(0.01, (np.log(high) - np.log(low)) / 2)
+        pool = training_pool(lab.specimen, params.train_pool, params.train_len, params.data_seed)
+        layers = sorted(set(params.layers) | set(params.sham_layers)) if layers is None else layers
+        for layer in layers:
+            lab.adapter.check_layer(layer)
+        streams = streams_entering(lab.adapter, pool.ids, layers)
+        return cls(eval_lab, pool.ids, streams, float(tolerance), base.mean_nll)
+
+
+def recovery_run(context: RecoveryContext, layer: int, kind: str, noise_seed: int, params: RecoveryParams,
+                 sigma: float | None = None, progress: bool = False, on_step=None) -> tuple[dict, pd.DataFrame]:
+    """One run: damage ``layer`` (matched or given sigma; a sham has sigma 0), fine-tune, evaluate.
+    Returns (summary row, curve table). The model comes back bit for bit."""
+    started = time.perf_counter()
+    lab = context.eval_lab
+    adapter = lab.adapter
+    adapter.check_layer(layer)
+    if kind == "sham":
+        sigma = 0.0
+    elif sigma is None:
+        sigma, _ = matched_sigma(lab, layer, params.target_nats, noise_seed, params.noise_tensors,
+                                 params.bisection_steps)
+    engine = lab.engine
+    with training_snapshot(adapter, trainable_parameters(adapter, layer, params.trainable)):
+        with surgery(adapter) as editor:
+            add_damage(editor, layer, sigma, noise_seed, params.noise_tensors)
+            curve = fine_tune(adapter, engine, layer, context.streams[layer], context.pool_ids, params,
+                              progress=progress, on_step=on_step)
+    table = pd.DataFrame([{k: v for k, v in point.items() if k != "block_nll"} for point in curve])
+    table.insert(0, "layer", layer)
+    table.insert(1, "kind", kind)
+    table.insert(2, "noise_seed", noise_seed)
+    table.insert(3, "sigma", sigma)
+    table["excess_nll"] = table["nll"] - context.base_nll
+    return {**summarize_curve(table, context.tolerance, params.steps),
+            "wall_s": round(time.perf_counter() - started, 1)}, table
+
+
+def summarize_curve(curve: pd.DataFrame, tolerance: float, budget: int) -> dict:
+    """Steps to recover (None: not within the budget), recovered fraction and area of one run's curve."""
+    first = curve.iloc[0]
+    excess = curve["excess_nll"].to_numpy()
+    steps = curve["step"].to_numpy()
+    recovered_at = steps[excess <= tolerance]
+    initial = float(excess[0])
+    area = float(np.sum((excess[1:] + excess[:-1]) / 2 * np.diff(steps)))
+    return {"layer": int(first.layer), "kind": first.kind, "noise_seed": int(first.noise_seed),
+            "sigma": float(first.sigma), "initial_excess_nll": initial,
+            "initial_change_pct": float(np.expm1(initial) * 100), "tolerance_nll": tolerance,
+            "recovered": bool(len(recovered_at)), "steps_to_recover": float(recovered_at[0]) if len(recovered_at)
+            else np.nan, "budget": budget, "final_excess_nll": float(excess[-1]),
+            "recovered_fraction": float(1 - excess[-1] / initial) if initial > 0 else np.nan,
+            "area_excess_nll": area, "normalized_area": area / (initial * budget) if initial > 0 else np.nan}
+
+
+def recovery_sweep(context: RecoveryContext, params: RecoveryParams,
+                   progress: bool = True) -> dict[str, pd.DataFrame]:
+    """Every run of ``params``. Runs are independent, so under ``torchrun`` each process takes every N-th run
+    and the results are gathered back in order: the tables equal a one-process sweep's."""
+    at = world()
+    jobs = params.runs()
+    done = [recovery_run(context, layer, kind, seed, params, sigma) for layer, kind, seed, sigma in
+            tqdm(shard(jobs, at), desc="recovery runs", disable=not progress or not at.main)]
+    done = gather(done, at)
+    return {"runs": pd.DataFrame([row for row, _ in done]),
+            "curves": pd.concat([curve for _, curve in done], ignore_index=True)}
+
+
+def recovery(lab, params: RecoveryParams | None = None, recompute: bool = False,
+             progress: bool = True) -> dict[str, pd.DataFrame]:
+    """Every run of ``params`` (damaged layers, repeats, shams): a ``runs`` summary and the ``curves``, through
+    the results store (``params``: resolved for the lab's specimen first; default: the lab's profile)."""
+    params = (params or RecoveryParams.for_profile(lab.profile)).resolved(lab)
+
+    def compute():
+        return recovery_sweep(RecoveryContext.build(lab, params), params, progress)
+
+    return lab.stored(params, compute, recompute)
+
+
+def compute(lab, params: RecoveryParams | None = None, *, recompute: bool = False,
+            progress: bool = True) -> dict[str, pd.DataFrame]:
+    """Chapter 6's tables (the chapter protocol, ``core.chapter``): the runs and curves, and chapter 2's
+    classified importance table (``importance``) that recovery is judged against."""
+    tables = recovery(lab, params, recompute, progress)
+    return {**tables, "importance": importance(lab, ImportanceParams(), progress=progress)}

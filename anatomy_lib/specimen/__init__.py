@@ -1,0 +1,29 @@
+"""Chapter 1, the specimen: one module per job, read in this order.
+
+- ``compute``: the computation, through the results store
+- ``report``: the paper's claims beside ours, and the findings in sentences
+- ``figures``: figures (matplotlib)
+- ``explorers``: explorers (ipywidgets)
+
+Everything a notebook calls is re-exported here, so a chapter imports one package; ``Params``, ``compute``,
+``paper_claims``, ``findings`` and ``CHAPTER`` are the chapter protocol (``core.chapter``).
+"""
+from ..core.chapter import Chapter
+from ..core.lab import Baseline
+from .compute import (
+    MLP_MATRICES,
+    SpecimenParams,
+    architecture,
+    compute,
+    effective_rank,
+    parameter_budget,
+    singular_values,
+    weight_norms,
+)
+from .explorers import layer_explorer
+from .figures import spectra_figure, weight_norms_figure
+from .report import PAPER, findings, paper_claims
+
+Params = SpecimenParams
+CHAPTER = Chapter(1, "01_specimen", "The specimen", Params, compute, paper_claims, findings,
+                  stored=(Baseline,))

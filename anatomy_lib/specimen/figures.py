@@ -1,0 +1,48 @@
+"""Chapter 1's figures: weight norms across layers and one layer's singular-value spectra."""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import seaborn as sns
+
+from ..core.style import PALETTE, finish_figure, legend_below, use_book_style
+
+
+def weight_norms_figure(norms, specimen_name: str | None = None):
+    """Frobenius norm of every matrix across layers (left) and the mean norm gain (right)."""
+    use_book_style()
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4.4), gridspec_kw={"width_ratios": [2, 1]})
+    matrices = norms[norms["kind"] == "matrix"]
+    sns.lineplot(data=matrices, x="layer", y="frobenius", hue="tensor", style="tensor", markers=True,
+                 dashes=False, ax=left)
+    left.set(xlabel="layer", ylabel="Frobenius norm", title="Weight matrices")
+    legend_below(left, "tensor", ncol=7)
+    gains = norms[norms["tensor"].isin(["attn_norm", "mlp_norm"])]
+    colours = sns.color_palette(PALETTE)
+    sns.lineplot(data=gains, x="layer", y="rms", hue="tensor", style="tensor", markers=True, dashes=False,
+                 ax=right, palette=[colours[0], colours[3]])
+    right.set(xlabel="layer", ylabel="RMS of the gain vector", title="Norm gains")
+    legend_below(right, "tensor", ncol=2)
+    for ax in (left, right):
+        ax.set_xticks(range(0, int(norms["layer"].max()) + 1, 2 if norms["layer"].max() > 12 else 1))
+        ax.tick_params(axis="x", labelsize=9)
+    return finish_figure(fig, "Weight norms per layer", specimen_name)
+
+
+def spectra_figure(spectrum, norms=None, specimen_name: str | None = None):
+    """Normalised singular-value spectra of one layer's matrices, with that layer's norms beside them."""
+    use_book_style()
+    layer = int(spectrum["layer"].iloc[0])
+    ncols = 2 if norms is not None else 1
+    fig, axes = plt.subplots(1, ncols, figsize=(10 if ncols == 2 else 7, 4.2),
+                             gridspec_kw={"width_ratios": [2, 1]} if ncols == 2 else None)
+    axes = np.atleast_1d(axes)
+    sns.lineplot(data=spectrum, x="index", y="sigma_rel", hue="tensor", ax=axes[0], linewidth=1.6)
+    axes[0].set(yscale="log", xlabel="singular value index (largest first)", ylabel="sigma / sigma_max",
+                title=f"Singular-value spectra, layer {layer}")
+    legend_below(axes[0], "tensor", ncol=7)
+    if norms is not None:
+        row = norms[(norms["layer"] == layer) & (norms["kind"] == "matrix")]
+        sns.barplot(data=row, x="tensor", y="frobenius", hue="tensor", ax=axes[1], legend=False)
+        axes[1].set(xlabel="tensor", ylabel="Frobenius norm", title=f"Norms, layer {layer}")
+    return finish_figure(fig, f"Layer {layer}", specimen_name)

@@ -1,0 +1,33 @@
+"""Chapter 4, weight structure: one module per job, read in this order.
+
+- ``compute``: the computation, through the results store
+- ``report``: the paper's claims beside ours, and the findings in sentences
+- ``figures``: figures (matplotlib)
+- ``explorers``: explorers (ipywidgets)
+
+Everything a notebook calls is re-exported here, so a chapter imports one package; ``Params``, ``compute``,
+``paper_claims``, ``findings`` and ``CHAPTER`` are the chapter protocol (``core.chapter``).
+"""
+from ..core.chapter import Chapter
+from .compute import (
+    ANALYTIC_NULL,
+    LAGS,
+    StructureParams,
+    compute,
+    delta_correlation_matrix,
+    delta_correlations,
+    delta_correlations_of,
+    q4_1_noise,
+    quantisation_share,
+    residual_update_correlations,
+    shuffled_null,
+    structure,
+    summarize,
+)
+from .explorers import delta_map_explorer
+from .figures import correlation_map_figure, delta_correlation_figure, functional_figure
+from .report import findings, paper_claims
+
+Params = StructureParams
+CHAPTER = Chapter(4, "04_structure", "Structure", Params, compute, paper_claims, findings,
+                  stored=(Params,))

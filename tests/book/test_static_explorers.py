@@ -1,0 +1,85 @@
+"""Kernel-free explorers: every choice of their controls has a precomputed answer in a Stack whose index is
+linked (in the browser, by jslink) to the control; built here from the committed results."""
+import json
+from pathlib import Path
+
+import ipywidgets as widgets
+import pandas as pd
+
+from anatomy_lib import growth as ch7
+from anatomy_lib import importance, manipulation
+from anatomy_lib import recovery as ch6
+
+STORE = Path(__file__).resolve().parents[2] / "data" / "results"
+
+
+def _tables(specimen: str, diagnostic: str, **params) -> dict[str, pd.DataFrame]:
+    """The committed tables of one diagnostic whose request parameters include ``params``."""
+    for manifest in sorted((STORE / specimen / diagnostic).glob("*.json")):
+        meta = json.loads(manifest.read_text())
+        if all(meta["request"].get("params", {}).get(k) == v for k, v in params.items()):
+            return {name: pd.read_csv(manifest.with_name(f"{manifest.stem}.{name}.csv")) for name in meta["tables"]}
+    raise LookupError(f"no committed {diagnostic} result with {params}")
+
+
+def _leaf(explorer: widgets.VBox, *indices: int):
+    stack = explorer.children[-1]
+    for i in indices:
+        assert isinstance(stack, widgets.Stack)
+        stack = stack.children[i]
+    return stack
+
+
+SPECIMEN = "smollm2-135m-instruct-q4"
+
+
+def test_importance_explorer_answers_every_layer_and_mode():
+    from anatomy_lib.importance import MODES, classify
+
+    tables = {}
+    for mode in MODES:
+        table = _tables(SPECIMEN, "importance", mode=mode)["layers"]
+        table["class"] = classify(table, 30)
+        tables[mode] = table
+    said = {mode: _tables(SPECIMEN, "continuations", mode=mode)["layers"] for mode in MODES}
+    explorer = importance.static_importance_explorer(tables, said, layer=11)
+    how, where = explorer.children[0].children
+    assert "anatomy-static" in explorer._dom_classes and where.value == "L11"
+    top = explorer.children[-1]
+    assert len(top.children) == len(MODES) and all(len(s.children) == 30 for s in top.children)
+    assert top.selected_index == how.index and top.children[0].selected_index == where.index
+    row = tables["skip"].set_index("layer").loc[29]
+    text = _leaf(explorer, MODES.index("skip"), 29).value
+    assert f"{row.change_pct:+,.1f}%" in text and "L29" in text and "ablated model" in text
+
+
+def test_recovery_and_growth_explorers_hold_one_figure_per_choice():
+    recovery = _tables(SPECIMEN, "recovery")
+    explorer = ch6.static_recovery_explorer(recovery, {}, SPECIMEN, layer=11)
+    layers = sorted(recovery["curves"]["layer"].unique())
+    assert len(explorer.children[-1].children) == len(layers)
+    assert all(isinstance(c, widgets.Image) and len(c.value) > 1000 for c in explorer.children[-1].children)
+    growth = _tables("growth-sotu", "growth")
+    explorer = ch7.static_growth_explorer(growth)
+    arms, seeds = growth["curves"]["arm"].nunique(), growth["curves"]["seed"].nunique()
+    assert [len(s.children) for s in explorer.children[-1].children] == [seeds] * arms
+    weight = sum(len(c.value) for s in explorer.children[-1].children for c in s.children)
+    assert weight < 2_000_000  # the page must stay under 3 MB
+
+
+def test_manipulation_explorer_reads_the_stored_grid():
+    tables = _tables(SPECIMEN, "manipulate")
+    layers = json.loads(next((STORE / SPECIMEN / "manipulate").glob("*.json")).read_text())["request"]["params"][
+        "compress_layers"]
+    explorer = manipulation.static_manipulation_explorer(tables, layers, alpha=0.9)
+    how, where = explorer.children[0].children
+    knob = explorer.children[1]
+    assert where.value == "connective layers" and knob.value == "0.9"
+    text = _leaf(explorer, how.index, where.index, knob.index).value
+    row = tables["compression"].query("label == 'scale(alpha=0.9, writers)'").iloc[0]
+    assert f"{row.change_pct:+,.1f}%" in text and "facts answered" in text
+    scaled_all = _leaf(explorer, list(how.options).index("scale (all)"), where.index, knob.index).value
+    assert "scale (all)" in scaled_all and "facts answered" in scaled_all  # compared at alpha 0.9 only
+    missing = _leaf(explorer, list(how.options).index("scale (all)"), where.index,
+                    list(knob.options).index("0.5")).value
+    assert "not in the stored grid" in missing

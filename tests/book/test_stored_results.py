@@ -1,0 +1,94 @@
+"""The results committed under data/ are exactly what the chapters ask for with their defaults.
+
+A chapter's parameters cell must equal the defaults of its diagnostic's parameter dataclass, and for those
+defaults the committed store must hold a result whose request (specimen, blocks, profile, algorithm version,
+parameters) matches; no committed result may be left that no chapter asks for. Nothing is computed here.
+"""
+import json
+from pathlib import Path
+
+import pytest
+
+from anatomy_lib.core.lab import Baseline
+from anatomy_lib.core.results import ResultStore, request_key
+from anatomy_lib.importance import MODES, ContinuationParams, ImportanceParams, Thresholds, classify, connective_layers
+from anatomy_lib.manipulation import ManipulationParams
+from anatomy_lib.predictability import PredictabilityParams
+from anatomy_lib.recovery import RecoveryParams
+from anatomy_lib.structure import StructureParams
+
+ROOT = Path(__file__).resolve().parents[2]
+STORE = ResultStore(ROOT / "data" / "results")
+BOOK_PROFILE = "quick"
+
+# chapter -> {parameters-cell name: (dataclass, field, how the chapter turns the cell's value into the field)}
+CHAPTER_DEFAULTS = {
+    "02_importance": {"TENSORS": (ImportanceParams, "tensors", str), "SEED": (ImportanceParams, "seed", int)},
+    "03_predictability": {
+        "FORMULATION": (PredictabilityParams, "formulation", str), "CONTEXT": (PredictabilityParams, "context", int),
+        "RIDGE_ALPHA": (PredictabilityParams, "ridge_alpha", float), "PROJ_DIM": (PredictabilityParams, "proj_dim", int),
+        "SUBSTITUTE": (PredictabilityParams, "substitutions", lambda v: tuple(tuple(s) for s in v)),
+        "SWEEP_CONTEXTS": (PredictabilityParams, "sweep_contexts", tuple),
+        "SWEEP_PROJ_DIMS": (PredictabilityParams, "sweep_proj_dims", tuple), "SEED": (PredictabilityParams, "seed", int)},
+    "04_structure": {"LAGS": (StructureParams, "lags", tuple), "N_SHUFFLES": (StructureParams, "n_shuffles", int),
+                     "SEED": (StructureParams, "seed", int)},
+    "05_manipulation": {"HEATMAP_LAYERS": (ManipulationParams, "heatmap_layers", tuple),
+                        "SWEEP_LAYERS": (ManipulationParams, "sweep_layers", tuple),
+                        "ALPHAS": (ManipulationParams, "alphas", tuple), "SEED": (ManipulationParams, "seed", int)},
+    "06_recovery": {"DAMAGE": (RecoveryParams, "damage", str), "TARGET_NATS": (RecoveryParams, "target_nats", float),
+                    "LR": (RecoveryParams, "lr", float), "TRAINABLE": (RecoveryParams, "trainable", str)},
+}
+
+
+def parameters_cell(chapter: str) -> dict:
+    nb = json.loads((ROOT / "book" / f"{chapter}.ipynb").read_text())
+    cell = next(c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", []))
+    values: dict = {}
+    exec("".join(cell["source"]), {}, values)
+    return values
+
+
+@pytest.mark.parametrize("chapter", sorted(CHAPTER_DEFAULTS))
+def test_chapter_parameters_equal_the_dataclass_defaults(chapter):
+    values = parameters_cell(chapter)
+    assert values["PROFILE"] == BOOK_PROFILE
+    for name, (params_class, field, convert) in CHAPTER_DEFAULTS[chapter].items():
+        assert convert(values[name]) == getattr(params_class(), field), f"{chapter}: {name}"
+    if chapter == "02_importance":
+        assert tuple(values["MODES"]) == MODES and Thresholds() == Thresholds(
+            values["CONNECTIVE_PCT"], values["CRITICAL_PCT"], values["IO_FRACTION"])
+
+
+def book_params(lab) -> list:
+    """Every parameter set the chapters request at their defaults (chapter 5's compressed layers are chapter 2's
+    connective tissue, read from the committed importance table)."""
+    importance = STORE.load("importance", lab.request(ImportanceParams()))
+    assert importance is not None, "no committed importance table for the chapters' defaults: run make results"
+    table = importance[0]["layers"]
+    table["class"] = classify(table, lab.adapter.n_layers)
+    manipulation = ManipulationParams(compress_layers=tuple(connective_layers(table)))
+    return ([Baseline()] + [ImportanceParams(mode=m) for m in MODES] + [ContinuationParams(mode=m) for m in MODES]
+            + [PredictabilityParams(), StructureParams(), manipulation, RecoveryParams.for_profile(BOOK_PROFILE)])
+
+
+def test_committed_growth_results_match_chapter_7():
+    from anatomy_lib.growth import GrowthParams, request
+    from anatomy_lib.growth.text import load_text
+
+    params = GrowthParams.for_profile(BOOK_PROFILE)
+    wanted = request(params, load_text(params.vocab_size))
+    assert STORE.load("growth", wanted) is not None, "stale or missing growth results: rerun make results"
+    committed = {path.stem for path in (STORE.root / "growth-sotu").rglob("*.json")}
+    assert committed == {request_key(wanted)}, "committed growth results no chapter asks for"
+
+
+def test_committed_results_match_the_chapters_requests(real_specimen):
+    from anatomy_lib.core.lab import open_lab
+
+    lab = open_lab(real_specimen, BOOK_PROFILE, progress=False)
+    wanted = book_params(lab)
+    stale = [p for p in wanted if STORE.load(p.DIAGNOSTIC, lab.request(p)) is None]
+    assert not stale, f"stale or missing committed results (rerun make results): {stale}"
+    keys = {request_key(lab.request(p)) for p in wanted}
+    committed = {path.stem for path in (STORE.root / real_specimen.name).rglob("*.json")}
+    assert committed <= keys, f"committed results no chapter asks for: {sorted(committed - keys)}"

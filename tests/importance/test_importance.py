@@ -1,0 +1,136 @@
+"""The importance diagnostic, checked against an independent from-scratch computation."""
+import copy
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from conftest import state_hash, tiny_lab
+
+from anatomy_lib.core.engine import plain_evaluation
+from anatomy_lib.core.surgery import surgery
+from anatomy_lib.importance import (
+    MODES,
+    PAPER,
+    ImportanceParams,
+    Thresholds,
+    ablate,
+    classify,
+    connective_layers,
+    importance_range_orders,
+    importance_sweep,
+    joint_ablation,
+    neighbors,
+    paper_claims,
+    rank_agreement,
+)
+
+
+def _from_scratch(spec, blocks, layer, mode):
+    """Deep-copy the model, overwrite the weights by hand, run plain full forwards."""
+    model = copy.deepcopy(spec.model)
+    adapter = type(spec.adapter)(model)
+    with torch.no_grad():
+        if mode == "neighbor_mean":
+            srcs = [n for n in (layer - 1, layer + 1) if 0 <= n < adapter.n_layers]
+            for name in adapter.tensor_names:
+                mean = sum(spec.adapter.tensor(n, name).double() for n in srcs) / len(srcs)
+                adapter.tensor(layer, name).copy_(mean)
+        else:
+            names = {"skip": ["o", "o_bias", "down", "down_bias"], "attn_only": ["o", "o_bias"],
+                     "mlp_only": ["down", "down_bias"]}[mode]
+            for name in names:
+                if name in adapter.tensor_names:
+                    adapter.tensor(layer, name).zero_()
+    base = plain_evaluation(spec.model, blocks).block_nll
+    new = plain_evaluation(model, blocks).block_nll
+    return float(np.expm1(new.mean() - base.mean()) * 100)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("layer", [0, 2, 4])
+def test_change_equals_from_scratch_computation(tiny, tiny_blocks, mode, layer):
+    lab = tiny_lab(tiny, tiny_blocks)
+    before = state_hash(tiny.model)
+    table = importance_sweep(lab, ImportanceParams(mode=mode), layers=[layer], progress=False)
+    assert state_hash(tiny.model) == before
+    expected = _from_scratch(tiny, tiny_blocks, layer, mode)
+    assert table["change_pct"].iloc[0] == pytest.approx(expected, rel=1e-4, abs=1e-4)
+    row = table.iloc[0]
+    assert row.ci_low <= row.change_pct <= row.ci_high
+
+
+def test_neighbors_at_the_edges():
+    assert neighbors(30, 0) == [1] and neighbors(30, 29) == [28] and neighbors(30, 11) == [10, 12]
+
+
+def test_full_sweep_shape_and_block_influence(tiny, tiny_blocks):
+    lab = tiny_lab(tiny, tiny_blocks)
+    table = importance_sweep(lab, ImportanceParams(mode="skip"), progress=False)
+    assert table["layer"].tolist() == list(range(tiny.adapter.n_layers))
+    np.testing.assert_allclose(table["block_influence"], lab.engine.block_influence())
+    assert -1 <= rank_agreement(table) <= 1
+
+
+def test_joint_ablation_of_one_layer_is_the_sweep_row(tiny, tiny_blocks):
+    lab = tiny_lab(tiny, tiny_blocks)
+    row = importance_sweep(lab, ImportanceParams(mode="skip"), layers=[2], progress=False).iloc[0]
+    joint = joint_ablation(lab, [2], "skip")
+    assert joint["change_pct"] == pytest.approx(row.change_pct) and joint["continuation"] is None
+    with pytest.raises(ValueError, match="at least one layer"):
+        joint_ablation(lab, [], "skip")
+
+
+def test_connective_layers_reads_the_class_column():
+    table = pd.DataFrame({"layer": [0, 1, 2, 3], "class": ["critical core", "connective tissue", "anti-layer",
+                                                           "connective tissue"]})
+    assert connective_layers(table) == [1, 3]
+
+
+def test_params_check_their_choices():
+    with pytest.raises(ValueError, match="choose one of"):
+        ImportanceParams(mode="delete")
+    with pytest.raises(ValueError, match="choose one of"):
+        ImportanceParams(tensors="norms")
+
+
+def test_bad_mode_and_tensor_set(tiny):
+    with surgery(tiny.model) as op:
+        with pytest.raises(ValueError, match="choose one of"):
+            ablate(op, 1, "delete")
+        with pytest.raises(ValueError, match="choose one of"):
+            ablate(op, 1, "neighbor_mean", tensors="norms")
+        with pytest.raises(ValueError, match="valid layers"):
+            ablate(op, 9, "skip")
+
+
+def _table(changes, half_width=1.0):
+    n = len(changes)
+    return pd.DataFrame({"layer": range(n), "mode": "neighbor_mean", "change_pct": changes,
+                         "ci_low": np.asarray(changes) - half_width, "ci_high": np.asarray(changes) + half_width,
+                         "block_influence": np.linspace(0.1, 0.5, n)})
+
+
+def test_anti_layer_needs_its_whole_interval_below_zero():
+    table = _table([5.0, -0.5, -3.0, 2000.0, 50.0, 10.0], half_width=1.0)
+    classes = classify(table, 6).tolist()
+    assert classes[1] == "connective tissue"  # -0.5 with an interval crossing zero is not an anti-layer
+    assert classes[2] == "anti-layer"
+    assert classes[3] == "critical core"
+    assert classes[4] == "input processor" or classes[4] == "output processor" or "important" in classes[4]
+
+
+def test_paper_claims_reproduce_on_a_paper_shaped_table():
+    changes = np.full(30, 5.0)
+    changes[[8, 9, 10]] = 5000.0
+    changes[11] = PAPER["l11_change_pct"]
+    changes[[14, 17]] = -5.0
+    changes[[1, 2, 23, 24, 25, 26, 27, 28]] = 200.0
+    changes[3] = 0.006  # so that importance spans 10^7.02
+    table = _table(changes, half_width=0.5)
+    table["class"] = classify(table, 30, Thresholds(io_fraction=0.25))
+    verdicts = {c.claim: c.verdict for c in paper_claims({"neighbor_mean": table}, thresholds=Thresholds(io_fraction=0.25))}
+    assert set(verdicts.values()) == {"reproduced"}, verdicts
+    assert importance_range_orders(table) > 7
+    shifted = {c.claim: c.verdict for c in paper_claims({"neighbor_mean": table}, paper_one_based=True)}
+    assert shifted["critical core"] != "reproduced"

