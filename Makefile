@@ -17,7 +17,7 @@ WIDGET_FILES := $(WIDGETS)/require.min.js $(WIDGETS)/embed-amd.js
 # the widget manager asks for its icon fonts relative to each page, under @jupyter-widgets/...
 WIDGET_FONTS := book/_widgets_extra/book/@jupyter-widgets
 
-.PHONY: install book book-strict test test-floor test-browser test-colab lock results benchmark screenshots widgets-js clean
+.PHONY: install book book-strict test test-unit lint test-floor test-browser test-colab lock results benchmark screenshots widgets-js clean
 
 install: $(STAMP)
 
@@ -60,6 +60,14 @@ book-strict: install widgets-js
 
 test: install
 	$(PY) -m pytest -q tests
+
+# The unit tier alone (tiny random models; under two minutes on a 2-core CPU): the loop to run while editing.
+test-unit: install
+	$(PY) -m pytest -q -m unit tests
+
+# ruff (config in pyproject.toml: line length 120, import order, pyflakes) over the library and the tests.
+lint: install
+	$(VENV)/bin/ruff check anatomy_lib tests .ci
 
 # The library tests in a fresh environment at every declared lower bound (pyproject.toml), so each floor is a
 # version the suite passes on. torch's floor is the CPU build served on these machines. Chapters are not run here.

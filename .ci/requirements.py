@@ -7,8 +7,9 @@
 """
 import re
 import sys
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 PROJECT = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())["project"]
 

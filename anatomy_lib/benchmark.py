@@ -186,7 +186,8 @@ def bench_recovery(specimen: str, layers: list[int] | None, steps: int = 5):
               f"{naive_s:8.3f} {cached_s:8.3f} {r['speedup']:7.2f}x {loss_diff:9.1e} {grad_diff:9.1e}")
     flops, seconds = sum(r["gflop_per_step"] for r in rows), sum(r["cached_s"] for r in rows)
     print(f"over these layers: {len(rows) * tokens / seconds:.0f} training tokens/s, {flops / seconds:.1f} GFLOP/s "
-          f"= {peak.fraction(flops / seconds):.1%} of the matmul peak ({peak.gflops:.1f} GFLOP/s); cached step {np.mean([r['speedup'] for r in rows]):.2f}x "
+          f"= {peak.fraction(flops / seconds):.1%} of the matmul peak ({peak.gflops:.1f} GFLOP/s); "
+          f"cached step {np.mean([r['speedup'] for r in rows]):.2f}x "
           f"faster than the naive step on average (largest loss difference {max(r['loss_diff'] for r in rows):.1e}, "
           f"gradient {max(r['grad_diff'] for r in rows):.1e}, relative)")
     return rows

@@ -271,7 +271,8 @@ def _params_args(params_class):
 
 COMMANDS = {
     "info": (cmd_info, "describe a specimen and its baseline perplexity", None),
-    "importance": (cmd_importance, "per-layer ablation: perplexity change with intervals", _mode_args(ImportanceParams)),
+    "importance": (cmd_importance, "per-layer ablation: perplexity change with intervals",
+                   _mode_args(ImportanceParams)),
     "continuations": (cmd_continuations, "greedy continuations of a prompt with each layer removed (chapter 2's "
                       "explorer in the published page)", _mode_args(ContinuationParams)),
     "predictability": (cmd_predictability, "ridge R^2 in and out of sample, substitution perplexity",

@@ -50,3 +50,17 @@ def real_specimen():
 
     torch.manual_seed(0)
     return cached_specimen(OFFLINE_SPECIMEN, verbose=False)
+
+
+def pytest_collection_modifyitems(items):
+    """Every test gets its tier: ``chapters`` (executes a notebook), ``specimen`` (the real offline specimen, or
+    the committed results and the book's pages), or ``unit`` (tiny random models, seconds)."""
+    for item in items:
+        path = item.path.as_posix()
+        if path.endswith("tests/book/test_chapters.py"):
+            item.add_marker(pytest.mark.chapters)
+        elif "real_specimen" in item.fixturenames or "/tests/book/" in path or "/tests/specimen/" in path \
+                or item.get_closest_marker("specimen"):
+            item.add_marker(pytest.mark.specimen)
+        else:
+            item.add_marker(pytest.mark.unit)

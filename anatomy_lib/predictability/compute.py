@@ -48,7 +48,7 @@ class PredictabilityParams(DiagnosticParams):
     ridge_alpha: float = field(default=1.0, metadata={"help": "ridge penalty"})
     proj_dim: int = field(default=64, metadata={"help": "layerwise: random-projection features per layer"})
     substitutions: tuple[tuple[int, ...], ...] = field(default=(PaperLayers((15,)), PaperLayers(range(10, 20))),
-                                                      metadata={"layers": True, 
+                                                      metadata={"layers": True,
         "help": "layer sets whose weights are swapped for predictions, each as 15, 10-19 or 3,5,7"})
     sweep_contexts: tuple[int, ...] = field(default=(1, 2, 3), metadata={
         "help": "contexts of the ridge sweep (held-out R^2 of the specimen)"})

@@ -42,7 +42,8 @@ class _Layerwise:
         # gives, for the new input, the weight of each training layer, and the prediction is that weighted sum.
         # Identical to fitting on the full weights, without copying them for every fit.
         x = np.stack([self._x(s) for s, _ in train_pairs])
-        mixing = Ridge(alpha=self.ridge_alpha).fit(x, np.eye(len(train_pairs))).predict(self._x(target_pair[0])[None])[0]
+        ridge = Ridge(alpha=self.ridge_alpha).fit(x, np.eye(len(train_pairs)))
+        mixing = ridge.predict(self._x(target_pair[0])[None])[0]
         targets = [t for _, t in train_pairs]
         return mixing.astype(np.float32) @ self.weights[targets]
 

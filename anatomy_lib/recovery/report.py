@@ -60,14 +60,16 @@ def findings(tables: dict[str, pd.DataFrame], params: RecoveryParams | None = No
     tolerance = float(runs["tolerance_nll"].iloc[0])
     damaged = runs[runs["kind"] == "damaged"]
     out = [f"On {specimen_name}, {len(layers)} layers were damaged ({len(damaged)} runs with their noise seeds) to an "
-           f"initial NLL increase of {damaged['initial_excess_nll'].min():.2f}-{damaged['initial_excess_nll'].max():.2f} "
+           f"initial NLL increase of {damaged['initial_excess_nll'].min():.2f}-"
+           f"{damaged['initial_excess_nll'].max():.2f} "
            f"nats and fine-tuned for {budget} steps; recovered means within {tolerance:.3f} nats of the baseline."]
     recovered = layers[layers["recovered"]]
     never = layers[~layers["recovered"]]
     if not recovered.empty:
         fastest = recovered.loc[recovered["steps_to_recover"].idxmin()]
         slowest = recovered.loc[recovered["steps_to_recover"].idxmax()]
-        out.append(f"{len(recovered)} of {len(layers)} layers recovered within the budget, the fastest L{fastest.layer} "
+        out.append(f"{len(recovered)} of {len(layers)} layers recovered within the budget, the fastest "
+                   f"L{fastest.layer} "
                    f"after {fastest.steps_to_recover:.0f} steps and the slowest L{slowest.layer} after "
                    f"{slowest.steps_to_recover:.0f}" + (f"; {', '.join(f'L{l}' for l in never['layer'])} did not "
                                                         f"(> {budget} steps)." if not never.empty else "."))

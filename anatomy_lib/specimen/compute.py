@@ -43,7 +43,8 @@ def parameter_budget(specimen) -> pd.DataFrame:
     rows = [{"part": f"layer tensor {r.tensor}", "shape": str(r.shape), "parameters": int(r.parameters)}
             for r in per_tensor.itertuples()]
     rows += [{"part": "one decoder layer", "shape": "", "parameters": per_layer},
-             {"part": f"all {adapter.n_layers} decoder layers", "shape": "", "parameters": per_layer * adapter.n_layers},
+             {"part": f"all {adapter.n_layers} decoder layers", "shape": "",
+              "parameters": per_layer * adapter.n_layers},
              {"part": "token embedding (tied head)" if specimen.model.config.tie_word_embeddings else
               "token embedding", "shape": str(tuple(specimen.model.get_input_embeddings().weight.shape)),
               "parameters": embedding},

@@ -75,7 +75,7 @@ def test_ablation_explorer_passes_the_chapter_tensors_and_reports_errors(lab, mo
     def broken(*args, **kwargs):
         raise RuntimeError("the engine is unavailable")
 
-    monkeypatch.setattr(lab, "measure", broken)
+    monkeypatch.setattr(type(lab), "measure", broken)  # a Lab is frozen: patch its class for this test
     button.click()
     assert "error: the engine is unavailable" in _shown(output) and not button.disabled
 
@@ -93,7 +93,8 @@ def test_figure_explorers_show_errors_instead_of_stale_figures(lab, monkeypatch)
     slider, output = box.children
     slider.value = slider.max
     assert "Figure" in _shown(output)
-    monkeypatch.setattr(specimen_explorers, "singular_values", lambda *a, **k: (_ for _ in ()).throw(ValueError("boom")))
+    monkeypatch.setattr(specimen_explorers, "singular_values",
+                        lambda *a, **k: (_ for _ in ()).throw(ValueError("boom")))
     slider.value = slider.min
     assert "error: boom" in _shown(output)
 

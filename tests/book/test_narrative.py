@@ -18,7 +18,8 @@ ALLOWED = {
     "0.9": "paper: alpha", "200": "paper: recovery budget", "4.7": "paper: loss ratio", "0.127": "paper: loss",
     "0.599": "paper: loss", "13": "paper: wall-time saving", "54": "paper: cost saving", "12": "paper: 12 layers",
     "50": "paper: half the budget", "7": "paper: importance spans 10^7", "10": "powers of ten",
-    "30": "paper: 30 layers, +30% threshold", "9": "query heads", "2": "SmolLM2, pairs, neighbours", "1.55": "G_stack's speed-up",
+    "30": "paper: 30 layers, +30% threshold", "9": "query heads", "2": "SmolLM2, pairs, neighbours",
+    "1.55": "G_stack's speed-up",
     "40": "MIDAS: up to 40% faster", "1.14": "e^0.127, derived on the page", "1": "one, first", "0": "zero, L0",
     # conventions and documented settings
     "95": "interval level", "0.5": "-1/2 and t = 0.5 (documented defaults)",

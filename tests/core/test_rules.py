@@ -104,4 +104,5 @@ def test_claims_tables_render_for_a_page():
     table["Note"] = table["Note"].fillna("")
     book = table.assign(chapter=[2, 3], section=["<a>2</a>", "<a>3</a>"], specimen="s", profile="quick")
     assert 'class="anatomy-claims"' in verdicts.book_table(book).to_html(escape=False)
-    assert verdicts.verdict_counts(book).loc["all"].sum() == 2 and verdicts.headline(book)[0].startswith("Of the paper's 2")
+    assert verdicts.verdict_counts(book).loc["all"].sum() == 2
+    assert verdicts.headline(book)[0].startswith("Of the paper's 2")

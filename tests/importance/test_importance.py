@@ -129,7 +129,8 @@ def test_paper_claims_reproduce_on_a_paper_shaped_table():
     changes[3] = 0.006  # so that importance spans 10^7.02
     table = _table(changes, half_width=0.5)
     table["class"] = classify(table, 30, Thresholds(io_fraction=0.25))
-    verdicts = {c.claim: c.verdict for c in paper_claims({"neighbor_mean": table}, thresholds=Thresholds(io_fraction=0.25))}
+    claims = paper_claims({"neighbor_mean": table}, thresholds=Thresholds(io_fraction=0.25))
+    verdicts = {c.claim: c.verdict for c in claims}
     assert set(verdicts.values()) == {"reproduced"}, verdicts
     assert importance_range_orders(table) > 7
     shifted = {c.claim: c.verdict for c in paper_claims({"neighbor_mean": table}, paper_one_based=True)}

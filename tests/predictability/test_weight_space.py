@@ -8,8 +8,8 @@ import torch
 from conftest import state_hash
 
 from anatomy_lib import predictability as pred
-from anatomy_lib.predictability import predictors
 from anatomy_lib import structure as st
+from anatomy_lib.predictability import predictors
 
 
 def test_independent_layers_give_minus_one_half():
