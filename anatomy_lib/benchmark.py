@@ -52,8 +52,8 @@ def flops_per_token(adapter, context: int) -> float:
     return forward_flops(shape_of(adapter, context), adapter.n_layers, 1, context) / context
 
 
-def _setup(specimen: str, n_blocks: int, block_len: int):
-    spec = cached_specimen(specimen)
+def _setup(specimen_name: str, n_blocks: int, block_len: int):
+    spec = cached_specimen(specimen_name)
     blocks = token_blocks(load_corpus("sotu"), spec.tokenizer, n_blocks, block_len, seed=0)
     print(f"specimen {spec.name}: {blocks.n_blocks} blocks x {blocks.block_len} tokens, "
           f"{torch.get_num_threads()} threads")
@@ -106,11 +106,11 @@ def sweep_timings(spec, blocks, batch_size: int, layers: list[int] | None, mode:
     return timings
 
 
-def bench_perplexity(specimen: str, n_blocks: int, block_len: int, batch_size: int, layers: list[int] | None):
+def bench_perplexity(specimen_name: str, n_blocks: int, block_len: int, batch_size: int, layers: list[int] | None):
     """Throughput, fraction of the matmul peak, and the neighbour-mean sweep against the naive loop."""
     torch.manual_seed(0)
     peak = PeakProbe()
-    spec, blocks = _setup(specimen, n_blocks, block_len)
+    spec, blocks = _setup(specimen_name, n_blocks, block_len)
     engine = PerplexityEngine(spec.model, blocks, batch_size=batch_size, progress=False)
     started = time.perf_counter()
     engine.evaluate(start=0)
@@ -124,17 +124,17 @@ def bench_perplexity(specimen: str, n_blocks: int, block_len: int, batch_size: i
     return sweep_timings(spec, blocks, batch_size, layers, "neighbor_mean")
 
 
-def bench_importance(specimen: str, n_blocks: int, block_len: int, batch_size: int, layers: list[int] | None,
+def bench_importance(specimen_name: str, n_blocks: int, block_len: int, batch_size: int, layers: list[int] | None,
                      modes: list[str]):
-    spec, blocks = _setup(specimen, n_blocks, block_len)
+    spec, blocks = _setup(specimen_name, n_blocks, block_len)
     return {mode: sweep_timings(spec, blocks, batch_size, layers, mode) for mode in modes}
 
 
-def bench_recovery(specimen: str, layers: list[int] | None, steps: int = 5):
+def bench_recovery(specimen_name: str, layers: list[int] | None, steps: int = 5):
     """Cached against naive fine-tuning steps at the quick profile's batch shape, per layer."""
     torch.manual_seed(0)
     peak = PeakProbe()
-    spec = cached_specimen(specimen)
+    spec = cached_specimen(specimen_name)
     params = RecoveryParams.for_profile("quick")
     layers = list(QUICK_LAYERS) if layers is None else layers
     adapter = spec.adapter

@@ -112,8 +112,8 @@ class ResultStore:
     def __init__(self, root: str | Path | None = None):
         self.root = Path(root) if root is not None else data_root() / "results"
 
-    def folder(self, specimen: str, diagnostic: str) -> Path:
-        return self.root / _safe(specimen) / diagnostic
+    def folder(self, specimen_name: str, diagnostic: str) -> Path:
+        return self.root / _safe(specimen_name) / diagnostic
 
     def _paths(self, request: dict, diagnostic: str):
         folder = self.folder(request["specimen"]["name"], diagnostic)

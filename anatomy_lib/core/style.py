@@ -1,6 +1,6 @@
 """The figure style of the whole book, and the small drawing helpers every chapter's figures share.
 
-Seaborn's colour-blind-safe palette, readable font sizes, the specimen_name named in every title, the paper's value
+Seaborn's colour-blind-safe palette, readable font sizes, the specimen named in every title, the paper's value
 drawn in one style (``PAPER_STYLE``) wherever the paper gives one, legends under the axes so they never hide data.
 """
 from __future__ import annotations
@@ -36,7 +36,7 @@ def band_curve(ax, x, rows, colour, marker, label) -> None:
 
 
 def finish_figure(fig, text: str, specimen_name: str | None):
-    """Title (with the specimen_name that produced the figure) and layout; returns the figure."""
+    """Title (with the name of the specimen that produced the figure) and layout; returns the figure."""
     figure_title(fig, text, specimen_name)
     fig.tight_layout()
     return fig

@@ -10,7 +10,7 @@ from ..core.style import PALETTE, PAPER_STYLE, figure_title, finish_figure, use_
 
 def r2_figure(fits, paper_r2: float | None = None, specimen_name: str | None = None, floor: float = -2.0):
     """Mean R^2 per component: ridge in-sample and on held-out layers, beside the two baselines (previous layer,
-    mean layer), for the specimen_name and its two null models. The axis stops at ``floor``; bars below it are drawn
+    mean layer), for the specimen and its two null models. The axis stops at ``floor``; bars below it are drawn
     to the floor."""
     use_book_style()
     fits = fits.copy()

@@ -67,7 +67,7 @@ def recovery_explorer(lab, params, tables, classes: dict | None = None, layer: i
                          output])
 
 
-def static_recovery_explorer(tables: dict, classes: dict, specimen: str, layer: int = 11) -> widgets.VBox:
+def static_recovery_explorer(tables: dict, classes: dict, specimen_name: str, layer: int = 11) -> widgets.VBox:
     """Pick a layer: its stored recovery curves (every noise seed, and the sham where there is one)."""
     curves = tables["curves"]
     tolerance = float(tables["runs"]["tolerance_nll"].iloc[0])
@@ -77,6 +77,6 @@ def static_recovery_explorer(tables: dict, classes: dict, specimen: str, layer: 
 
     def leaf(l: int):
         return figure_widget(recovery_curves_figure(curves[curves["layer"] == layers[l]], classes, tolerance,
-                                                     specimen))
+                                                     specimen_name))
 
     return widgets.VBox([pick, linked_stacks([pick], leaf)]).add_class(STATIC_CLASS)

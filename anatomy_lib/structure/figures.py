@@ -10,7 +10,7 @@ from .compute import ANALYTIC_NULL as analytic
 
 
 def delta_correlation_figure(weights, specimen_name: str | None = None):
-    """Lag-k delta correlation per component for the specimen_name and its nulls, with the analytic values."""
+    """Lag-k delta correlation per component for the specimen and its nulls, with the analytic values."""
     use_book_style()
     lags = sorted(weights["lag"].unique())
     fig, axes = plt.subplots(1, len(lags), figsize=(10, 4.6), sharey=True)

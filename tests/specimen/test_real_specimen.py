@@ -4,6 +4,7 @@ from conftest import state_hash
 
 from anatomy_lib.core.corpus import load_corpus, token_blocks
 from anatomy_lib.core.engine import PerplexityEngine, plain_evaluation
+from anatomy_lib.core.specimens import OFFLINE_SPECIMEN
 from anatomy_lib.core.surgery import surgery
 
 
@@ -23,3 +24,11 @@ def test_offline_specimen_end_to_end(real_specimen):
         cached, direct = engine.evaluate(), plain_evaluation(spec.model, blocks)
     np.testing.assert_allclose(cached.block_nll, direct.block_nll, rtol=1e-5)
     assert state_hash(spec.model) == before
+
+
+def test_the_specimen_cache_is_keyed_on_what_changes_the_model(real_specimen):
+    """Printing or not does not load the specimen again; another dtype is another model."""
+    from anatomy_lib.core.lab import _SPECIMENS, cached_specimen
+
+    assert cached_specimen(OFFLINE_SPECIMEN, verbose=True) is real_specimen
+    assert all(key[1] == "cpu" for key in _SPECIMENS)
