@@ -61,7 +61,8 @@ book-strict: install widgets-js
 test: install
 	$(PY) -m pytest -q tests
 
-# The unit tier alone (tiny random models; under two minutes on a 2-core CPU): the loop to run while editing.
+# The unit tier alone (tiny random models, no training runs; under two minutes on a 2-core CPU): the loop to run
+# while editing. The other tiers: -m integration, -m specimen, -m chapters (tests/conftest.py assigns them).
 test-unit: install
 	$(PY) -m pytest -q -m unit tests
 
@@ -81,7 +82,7 @@ test-floor:
 	$(FLOOR_VENV)/bin/python -m pip install -q -c $(FLOOR_VENV)/floors.txt -e ".[test]"
 	$(FLOOR_VENV)/bin/python -m pip install -q --no-deps "$(OFFLINE_SPECIMEN)"
 	$(FLOOR_VENV)/bin/python -m pip list --format=freeze | grep -iE "^($$(cut -d= -f1 $(FLOOR_VENV)/floors.txt | paste -sd'|'))=="
-	$(FLOOR_VENV)/bin/python -m pytest -q tests --ignore=tests/test_chapters.py
+	$(FLOOR_VENV)/bin/python -m pytest -q tests -m "not chapters"
 
 # Refresh the lock: resolve the newest versions pyproject.toml allows in a scratch environment, freeze them.
 # Then run `make test` (and commit the lock) before the book is built with them.

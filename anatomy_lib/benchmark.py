@@ -25,7 +25,7 @@ from tqdm.auto import tqdm
 from .core.corpus import load_corpus, token_blocks
 from .core.distributed import init_from_environment
 from .core.engine import PerplexityEngine, plain_evaluation
-from .core.flops import PEAK_SIZES, PeakProbe, forward_flops, shape_of, step_flops
+from .core.flops import PEAK_SIZES, PeakProbe, adapter_forward_flops, shape_of, step_flops
 from .core.lab import Lab, cached_specimen
 from .core.nll import next_token_nll
 from .core.profiles import get_profile
@@ -48,8 +48,9 @@ from .recovery.training import (
 
 def flops_per_token(adapter, context: int) -> float:
     """Forward FLOPs per token of a specimen at sequence length ``context``, in the book's one convention
-    (``core.flops``: every matrix product, full T x T attention)."""
-    return forward_flops(shape_of(adapter, context), adapter.n_layers, 1, context) / context
+    (``core.flops``: every matrix product, full T x T attention), counted from the adapter's own tensors so that
+    every family (GPT-2 too) counts alike."""
+    return adapter_forward_flops(adapter, context)
 
 
 def _setup(specimen_name: str, n_blocks: int, block_len: int):
@@ -136,7 +137,7 @@ def bench_recovery(specimen_name: str, layers: list[int] | None, steps: int = 5)
     peak = PeakProbe()
     spec = cached_specimen(specimen_name)
     params = RecoveryParams.for_profile("quick")
-    layers = list(QUICK_LAYERS) if layers is None else layers
+    layers = list(QUICK_LAYERS.at_depth(spec.adapter.n_layers)) if layers is None else layers
     adapter = spec.adapter
     pool = training_pool(spec, params.batch_size * (steps + 1), params.train_len, params.data_seed)
     streams = streams_entering(adapter, pool.ids, layers)

@@ -213,8 +213,9 @@ def cmd_manipulate(args) -> int:
 
 
 def cmd_recovery(args) -> int:
+    params = params_from(args, RecoveryParams, base=RecoveryParams.for_profile(args.profile))
     lab = _lab(args)
-    params = params_from(args, RecoveryParams, base=RecoveryParams.for_profile(args.profile)).resolved(lab)
+    params = params.resolved(lab)  # the specimen's layers, checked before anything is printed
     runs = params.runs()
     print(f"{lab.specimen.name}, profile {lab.profile.name}: {len(runs)} runs of {params.steps} steps "
           f"(layers {list(params.layers)}; shams at {list(params.sham_layers)})")
@@ -286,7 +287,6 @@ COMMANDS = {
     "growth": (cmd_growth, "growth training arms at matched FLOPs, several seeds (trains its own small models)",
                _growth_args),
 }
-
 
 STANDALONE = {"growth"}  # commands that load no specimen
 

@@ -54,7 +54,8 @@ def real_specimen():
 
 def pytest_collection_modifyitems(items):
     """Every test gets its tier: ``chapters`` (executes a notebook), ``specimen`` (the real offline specimen, or
-    the committed results and the book's pages), or ``unit`` (tiny random models, seconds)."""
+    the committed results and the book's pages), ``integration`` (marked: whole training runs, sweeps and torchrun
+    on tiny models) or ``unit`` (tiny random models, a second or two each)."""
     for item in items:
         path = item.path.as_posix()
         if path.endswith("tests/book/test_chapters.py"):
@@ -62,5 +63,5 @@ def pytest_collection_modifyitems(items):
         elif "real_specimen" in item.fixturenames or "/tests/book/" in path or "/tests/specimen/" in path \
                 or item.get_closest_marker("specimen"):
             item.add_marker(pytest.mark.specimen)
-        else:
+        elif not item.get_closest_marker("integration"):
             item.add_marker(pytest.mark.unit)

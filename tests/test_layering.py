@@ -121,3 +121,18 @@ def test_imports_inside_functions_are_few_and_explained():
     assert len(found) <= MAX_FUNCTION_IMPORTS, found
     unexplained = [f"{m}:{line} {t}" for m, line, t, why in found if not why]
     assert not unexplained, "an import inside a function needs a comment saying why: " + ", ".join(unexplained)
+
+
+def test_computing_loads_no_plotting_or_widgets():
+    """Importing the compute side (every chapter's compute modules, the CLI, chapter 8) loads neither matplotlib
+    nor ipywidgets: a chapter package names its figures and explorers lazily (``core.lazy``)."""
+    import subprocess
+    import sys
+
+    modules = ["anatomy_lib.cli", "anatomy_lib.verdicts", "anatomy_lib.seminar", "anatomy_lib.growth.trainer"] + [
+        m for m in GRAPH if _floor(m) in CHAPTERS and m.rsplit(".", 1)[-1] not in PRESENTATION_MODULES]
+    code = (f"import sys\nfor m in {modules!r}: __import__(m)\n"
+            "loaded = sorted({'matplotlib', 'ipywidgets', 'seaborn'} & set(sys.modules))\nprint(loaded)\n"
+            "from anatomy_lib import importance\nassert importance.anatomy_strip.__module__.endswith('figures')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr

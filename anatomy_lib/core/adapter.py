@@ -25,12 +25,9 @@ MATRICES = ("q", "k", "v", "o", "gate", "up", "down")
 # scaling them by alpha scales its contribution by exactly alpha.
 WRITERS = {"attn": ("o", "o_bias"), "mlp": ("down", "down_bias")}
 
-
 WRITERS["block"] = WRITERS["attn"] + WRITERS["mlp"]
 
-
 _LLAMA_LIKE = {"llama", "qwen2", "mistral"}
-
 
 _LLAMA_PATHS = {
     "q": "self_attn.q_proj.weight", "k": "self_attn.k_proj.weight", "v": "self_attn.v_proj.weight",

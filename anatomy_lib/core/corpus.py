@@ -19,14 +19,8 @@ import torch
 from .specimens import hub_reachable
 
 DEFAULT_YEARS = (1960, None)
-
-
 SPLITS = {"train": (1790, 1929), "validation": (1930, 1959), "evaluation": (1960, None)}
-
-
 _EDITORIAL_NOTE = re.compile(r"\[[^\]]*\]")
-
-
 _SPEAKER_TAG = re.compile(r"^\s*The President\.\s*")
 
 

@@ -25,10 +25,12 @@ def stored_manifests(root: str | Path | None = None) -> list[tuple[Path, dict]]:
     for path in sorted(root.glob("*/*/*.json")):
         try:
             manifest = json.loads(path.read_text())
-            if not {"diagnostic", "request", "wall_time_s"} <= set(manifest):
-                raise ValueError("a manifest needs diagnostic, request and wall_time_s")
+            if not isinstance(manifest, dict) or not isinstance(manifest.get("request"), dict) \
+                    or not isinstance(manifest.get("diagnostic"), str):
+                raise ValueError("a manifest is an object with a diagnostic name and a request")
+            manifest["wall_time_s"] = float(manifest["wall_time_s"])
             found.append((path, manifest))
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, TypeError, KeyError) as exc:
             warnings.warn(f"skipping unreadable manifest {path} ({exc})", stacklevel=2)
     return found
 
@@ -94,9 +96,16 @@ def estimate(params: DiagnosticParams, profile: Profile | None, device: str, roo
     return text
 
 
-def announce(params: DiagnosticParams, profile: Profile | None, device: str, quiet: bool = False) -> None:
-    """Print, before a long computation, what it is and how long it may take."""
-    if not quiet:
-        name = profile.name if profile is not None else "custom"
-        print(f"computing {params.DIAGNOSTIC} (profile {name}, {device}): no stored result matches these "
-              f"parameters; {estimate(params, profile, device)}", flush=True)
+def announce(params: DiagnosticParams, profile: Profile | None, device: str, quiet: bool = False,
+             profile_name: str | None = None) -> None:
+    """Print, before a long computation, what it is and how long it may take. Whatever goes wrong in the
+    estimate is said in the sentence; it never stops the computation it announces."""
+    if quiet:
+        return
+    name = profile_name or (profile.name if profile is not None else "custom")
+    try:
+        expected = estimate(params, profile, device)
+    except Exception as exc:  # noqa: BLE001 (an estimate is a courtesy: the computation goes on)
+        expected = f"no estimate ({type(exc).__name__}: {exc})"
+    print(f"computing {params.DIAGNOSTIC} (profile {name}, {device}): no stored result matches these "
+          f"parameters; {expected}", flush=True)

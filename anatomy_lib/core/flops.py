@@ -12,9 +12,6 @@ Per training step:
 - input gradients: once more the forward cost of a matrix wherever something below it trains (gradients have
   to pass through it), and inside every trainable layer (its norm gains sit before its matrices);
 - attention backward: twice its forward cost wherever gradients pass through it.
-
-Every arm of the experiment is charged with ``step_flops`` for every step it takes, and with ``forward_flops``
-for every measurement it makes to decide how to grow (the developmental arm's importance maps).
 """
 from __future__ import annotations
 
@@ -94,8 +91,19 @@ def step_flops(shape: Shape, trainable: list[bool], embedding_trains: bool, batc
     return total
 
 
+def adapter_forward_flops(adapter, context: int) -> float:
+    """Forward FLOPs per token of any adapted model at sequence length ``context``, in this convention: 2 per
+    weight of every layer matrix and of the head, plus the full T x T attention products (2 x 2 x T x q width a
+    layer). For a Llama-family model it equals ``forward_flops(shape_of(adapter, context), ...) / tokens``."""
+    matrices = sum(adapter.tensor(layer, name).numel() for layer in range(adapter.n_layers)
+                   for name in adapter.matrix_names)
+    attention = adapter.n_layers * 2 * 2 * context * adapter.tensor(0, "q").shape[0]
+    return 2.0 * (matrices + adapter.head.weight.numel()) + attention
+
+
 def shape_of(adapter, context: int) -> Shape:
-    """The ``Shape`` of a Llama-family specimen (width, heads, MLP, vocabulary) at sequence length ``context``."""
+    """The ``Shape`` of a Llama-family specimen (width, heads, MLP, vocabulary) at sequence length ``context``
+    (GPT-2 has no gate and fused attention: count it with ``adapter_forward_flops``)."""
     config = adapter.config
     heads = config.num_attention_heads
     return Shape(config.hidden_size, heads, getattr(config, "num_key_value_heads", None) or heads,

@@ -119,11 +119,11 @@ class Lab:
 
     def baseline(self, recompute: bool = False) -> pd.DataFrame:
         """Per-block NLL of the intact model (a tidy table), through the results store."""
-        def compute():
+        def run():
             nll = self.engine.baseline.block_nll
             return {"blocks": pd.DataFrame({"block": range(len(nll)), "start": self.blocks.starts, "nll": nll})}
 
-        return self.stored(Baseline(), compute, recompute)["blocks"]
+        return self.stored(Baseline(), run, recompute)["blocks"]
 
 
 _SPECIMENS: dict[tuple, Specimen] = {}

@@ -30,16 +30,14 @@ import transformers
 from .version import __version__
 
 DATA_ENV = "ANATOMY_DATA"
-
-
-PACKAGE_ROOT = Path(__file__).resolve().parent
+REPO_ROOT = Path(__file__).resolve().parents[2]  # anatomy_lib/core/results.py -> the checkout
 
 
 def data_root() -> Path:
     """``$ANATOMY_DATA``, else the repository's ``data/`` beside the package, else a user cache folder."""
     if os.environ.get(DATA_ENV):
         return Path(os.environ[DATA_ENV]).expanduser()
-    repo_data = PACKAGE_ROOT.parent / "data"
+    repo_data = REPO_ROOT / "data"
     if repo_data.is_dir():
         return repo_data
     return Path.home() / ".cache" / "anatomy_lib"
@@ -59,7 +57,7 @@ def _safe(name: str) -> str:
 
 def git_commit() -> str | None:
     try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=PACKAGE_ROOT.parent, capture_output=True,
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True,
                              text=True, timeout=5)
         return out.stdout.strip() or None if out.returncode == 0 else None
     except (OSError, subprocess.SubprocessError):
@@ -69,7 +67,7 @@ def git_commit() -> str | None:
 def code_changed_since_commit() -> bool | None:
     """Whether the library's code differs from the recorded commit (a result computed from uncommitted code)."""
     try:
-        out = subprocess.run(["git", "status", "--porcelain", "--", "anatomy_lib"], cwd=PACKAGE_ROOT.parent,
+        out = subprocess.run(["git", "status", "--porcelain", "--", "anatomy_lib"], cwd=REPO_ROOT,
                              capture_output=True, text=True, timeout=5)
         return bool(out.stdout.strip()) if out.returncode == 0 else None
     except (OSError, subprocess.SubprocessError):
@@ -95,11 +93,11 @@ def _atomic_write(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -28,9 +28,7 @@ import pandas as pd
 
 VERDICTS = ("reproduced", "partly reproduced", "not reproduced", "not comparable")
 
-
 REPRODUCED, PARTLY, NOT_REPRODUCED, NOT_COMPARABLE = VERDICTS
-
 
 RULES = {
     "number": ("ours agrees with the paper's value (inside our interval or within the tolerance) and has its sign",

@@ -6,11 +6,7 @@ import os
 import torch
 
 DEVICE_ENV = "ANATOMY_DEVICE"
-
-
 DTYPE_ENV = "ANATOMY_DTYPE"
-
-
 _DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
 

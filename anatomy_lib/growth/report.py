@@ -4,15 +4,8 @@ from __future__ import annotations
 import pandas as pd
 
 from ..core import rules as v
-from .analysis import (
-    compute_to_target,
-    final_losses,
-    flops_to_target,
-    loss_at_fraction,
-    t_interval,
-    targets,
-    wall_at_uniform_steps,
-)
+from ..core.stats import t_interval
+from .analysis import compute_to_target, final_losses, flops_to_target, loss_at_fraction, targets, wall_at_uniform_steps
 from .params import GrowthParams
 
 PAPER = {"dev_loss": 0.127, "uniform_loss": 0.599, "loss_ratio": 4.7, "wall_time_saving": 0.13, "cost_saving": 0.54}
@@ -20,7 +13,7 @@ PAPER = {"dev_loss": 0.127, "uniform_loss": 0.599, "loss_ratio": 4.7, "wall_time
 
 def paper_claims(tables: dict[str, pd.DataFrame], params: GrowthParams):
     """4.7x lower loss; 13% less wall time; ~54% cheaper; better than uniform at half the budget. Each for the
-    developmental arm against uniform, with intervals over seeds; each judged by a rule of ``verdicts`` (a ratio
+    developmental arm against uniform, with intervals over seeds; each judged by a rule of ``core.rules`` (a ratio
     is compared as ratio - 1, so "better" has a sign)."""
     curves, runs = tables["curves"], tables["runs"]
     claims = []

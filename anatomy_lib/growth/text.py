@@ -23,14 +23,8 @@ from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from ..core.corpus import SPLITS, blocks_from_ids, load_corpus
 
 END_OF_TEXT = "<|endoftext|>"
-
-
 TOKENIZER_FOLDER = Path(__file__).resolve().parents[2] / "data" / "tokenizers"
-
-
 SPLIT_NAMES = ("train", "validation", "test")  # test: the evaluation years of the dissection chapters
-
-
 _CORPUS_SPLIT = {"train": "train", "validation": "validation", "test": "evaluation"}
 
 

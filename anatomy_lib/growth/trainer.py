@@ -3,7 +3,8 @@
 An arm starts at some depth and may grow at given fractions of its FLOP budget. Every arm uses the same
 AdamW, the same gradient clipping and the same warm-up / stable / decay learning-rate schedule, defined on the
 fraction of the budget used (so a cheap shallow step advances the schedule less than a deep one). Steps are
-charged with ``flops.step_flops``; measurements an arm makes to decide how to grow are charged too; training
+charged with ``core.flops.step_flops``; measurements an arm makes to decide how to grow are charged with
+``core.flops.forward_flops`` for every layer they run (``importance_cost``); training
 stops before the step that would exceed the budget. Validation loss is measured at fixed fractions of the
 budget on fixed blocks. Given its seed (initialisation, data order, noise), a run is deterministic on a CPU.
 

@@ -24,11 +24,7 @@ from ..core.surgery import WeightSurgery, surgery
 from .analysis import Thresholds, classify
 
 MODES = ("neighbor_mean", "skip", "attn_only", "mlp_only")
-
-
 TENSOR_SETS = ("all", "matrices")
-
-
 SKIP_PART = {"skip": "block", "attn_only": "attn", "mlp_only": "mlp"}
 
 
@@ -129,7 +125,7 @@ class ContinuationParams(DiagnosticParams):
 def ablation_continuations(lab, params: ContinuationParams = ContinuationParams(), recompute: bool = False,
                            progress: bool = True) -> pd.DataFrame:
     """One row per layer: the prompt's greedy continuation with that layer removed, through the results store."""
-    def compute():
+    def run():
         rows = []
         for layer in tqdm(range(lab.adapter.n_layers), desc=f"continuations ({params.mode})",
                           disable=not progress):
@@ -139,7 +135,7 @@ def ablation_continuations(lab, params: ContinuationParams = ContinuationParams(
             rows.append({"layer": layer, "mode": params.mode, "prompt": params.prompt, "continuation": text})
         return {"layers": pd.DataFrame(rows)}
 
-    return lab.stored(params, compute, recompute)["layers"]
+    return lab.stored(params, run, recompute)["layers"]
 
 
 def joint_ablation(lab, layers, mode: str = "neighbor_mean", tensors: str = "all", seed: int = 0,

@@ -18,7 +18,7 @@ def _fmt_layers(layers) -> str:
 def paper_claims(tables: dict[str, pd.DataFrame], params: ImportanceParams | None = None,
                  paper_one_based: bool = False, thresholds: Thresholds = Thresholds()):
     """The paper's importance claims beside ours (a ``neighbor_mean`` table with classes), each judged by a rule
-    of ``verdicts``.
+    of ``core.rules``.
 
     ``paper_one_based`` reads the paper's layer numbers as 1-based (L1 = our layer 0); the paper does not say.
     """
@@ -77,7 +77,7 @@ def _pct(row) -> str:
 def findings(tables: dict[str, pd.DataFrame], params: ImportanceParams | None = None,
              specimen_name: str = "the specimen") -> list[str]:
     """What chapter 2 finds, in sentences computed from its tables ({mode: classified importance table})."""
-    paper_mode = tables[(params or ImportanceParams()).mode]
+    paper_mode = tables.get("neighbor_mean", tables[(params or ImportanceParams()).mode])
     by_layer = {mode: t.set_index("layer") for mode, t in tables.items()}
     n = len(paper_mode)
     top = paper_mode.loc[paper_mode["change_pct"].idxmax()]

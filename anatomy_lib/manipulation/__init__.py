@@ -10,6 +10,7 @@ Everything a notebook calls is re-exported here, so a chapter imports one packag
 ``paper_claims``, ``findings`` and ``CHAPTER`` are the chapter protocol (``core.chapter``).
 """
 from ..core.chapter import Chapter
+from ..core.lazy import lazy_exports
 from .compute import (
     COMPARED_STRATEGIES,
     HEATMAP_STRATEGIES,
@@ -20,11 +21,15 @@ from .compute import (
     manipulation,
     strategy_heatmap,
 )
-from .explorers import manipulation_explorer, static_manipulation_explorer
-from .figures import compression_figure, knob_figure, strategy_heatmap_figure
 from .report import PAPER, findings, paper_claims
 from .strategies import DEFAULT_ALPHAS, SCOPES, SIDES, STRATEGIES, Manipulation, apply, low_rank, measure, neighbour_of
 
 Params = ManipulationParams
 CHAPTER = Chapter(5, "05_manipulation", "Manipulation", Params, compute, paper_claims, findings,
                   stored=(Params,))
+
+# figures and explorers load matplotlib and ipywidgets: imported on first use (core.lazy)
+__getattr__, __dir__ = lazy_exports(__name__, {
+    "figures": ("compression_figure", "knob_figure", "strategy_heatmap_figure"),
+    "explorers": ("manipulation_explorer", "static_manipulation_explorer"),
+})

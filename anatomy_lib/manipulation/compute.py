@@ -17,7 +17,6 @@ from ..importance.compute import ImportanceParams, importance
 from .strategies import DEFAULT_ALPHAS, STRATEGIES, Manipulation, measure
 
 
-# ---- the sweeps ------------------------------------------------------------------------------------------------
 def strategy_heatmap(lab, layers, manipulations, seed: int = 0, progress: bool = True) -> pd.DataFrame:
     """One row per (manipulation, single layer)."""
     jobs = [(m, l) for m in manipulations for l in layers]
@@ -38,7 +37,6 @@ def knob_sweep(lab, layers, base: Manipulation, knob: str, values, seed: int = 0
 # The strategies compared on single layers, and beside scaling on the connective layers together. Their knobs
 # are Manipulation's defaults: changing those changes results, so bump ManipulationParams.VERSION with them.
 HEATMAP_STRATEGIES = tuple(Manipulation(s) for s in STRATEGIES) + (Manipulation("scale", scope="all"),)
-
 
 COMPARED_STRATEGIES = tuple(Manipulation(s) for s in ("zero", "clone", "mix", "lowrank_mix")) + (
     Manipulation("scale", scope="all"),)
@@ -75,14 +73,12 @@ class ManipulationParams(DiagnosticParams):
     DIAGNOSTIC = "manipulate"
     VERSION = 2
 
-    heatmap_layers: tuple[int, ...] = field(default=PaperLayers((0, 3, 7, 11, 14, 17, 22, 29)),
-                                            metadata={"layers": True,
-                                                      "help": "layers of the single-layer strategy map"})
+    heatmap_layers: tuple[int, ...] = field(default=PaperLayers((0, 3, 7, 11, 14, 17, 22, 29)), metadata={
+        "layers": True, "help": "layers of the single-layer strategy map"})
     sweep_layers: tuple[int, ...] = field(default=PaperLayers((11, 14)), metadata={
-        "layers": True, "help": "layers whose alpha, t and rank "
-                                                                               "curves are drawn"})
-    compress_layers: tuple[int, ...] | None = field(default=None, metadata={"layers": True,
-        "help": "layers scaled together (default: chapter 2's connective tissue)"})
+        "layers": True, "help": "layers whose alpha, t and rank curves are drawn"})
+    compress_layers: tuple[int, ...] | None = field(default=None, metadata={
+        "layers": True, "help": "layers scaled together (default: chapter 2's connective tissue)"})
     alphas: tuple[float, ...] = field(default=DEFAULT_ALPHAS, metadata={"help": "scale factors swept"})
     ts: tuple[float, ...] = field(default=(0.0, 0.25, 0.5, 0.75, 1.0), metadata={"help": "mix weights swept"})
     ranks: tuple[int, ...] = field(default=(1, 4, 16, 64), metadata={"help": "low-rank ranks swept"})
@@ -110,7 +106,7 @@ def manipulation(lab, params: ManipulationParams = ManipulationParams(), recompu
     params = params.resolved(lab)
     seed = params.seed
 
-    def compute():
+    def run():
         sweeps = pd.concat([
             knob_sweep(lab, params.sweep_layers, Manipulation("scale"), "alpha", params.alphas, seed, progress),
             knob_sweep(lab, params.sweep_layers, Manipulation("scale", scope="all"), "alpha", params.alphas, seed,
@@ -124,7 +120,7 @@ def manipulation(lab, params: ManipulationParams = ManipulationParams(), recompu
         return {"heatmap": strategy_heatmap(lab, params.heatmap_layers, HEATMAP_STRATEGIES, seed, progress),
                 "sweeps": sweeps, "compression": table, "answers": answers}
 
-    return lab.stored(params, compute, recompute)
+    return lab.stored(params, run, recompute)
 
 
 def compute(lab, params: ManipulationParams | None = None, *, recompute: bool = False,

@@ -13,7 +13,7 @@ Strategies, applied to a chosen set of layers (each layer edited from the *intac
   matrix (``scope="all"``). Scaling q and k by alpha multiplies attention logits by alpha^2: it changes the
   softmax temperature, not only the layer's output size.
 
-Coherence of generation is measured, not only shown (``generation.coherence``): greedy continuations of fixed
+Coherence of generation is measured, not only shown (``core.generation.coherence``): greedy continuations of fixed
 prompts, their perplexity under the intact model, distinct-2 and distinct-3, a repetition rate, and correct
 answers to fixed factual questions.
 """
@@ -26,14 +26,8 @@ import torch
 from ..core.checks import finite_number, one_of, positive_int
 
 STRATEGIES = ("zero", "clone", "mix", "lowrank_mix", "scale")
-
-
 SCOPES = ("writers", "all")
-
-
 SIDES = ("prev", "next")
-
-
 DEFAULT_ALPHAS = (0.0, 0.25, 0.5, 0.75, 0.9, 1.0, 1.1, 1.25, 1.5)
 
 

@@ -10,6 +10,7 @@ Everything a notebook calls is re-exported here, so a chapter imports one packag
 ``paper_claims``, ``findings`` and ``CHAPTER`` are the chapter protocol (``core.chapter``).
 """
 from ..core.chapter import Chapter
+from ..core.lazy import lazy_exports
 from .compute import (
     PredictabilityParams,
     compute,
@@ -19,11 +20,15 @@ from .compute import (
     substitute_predictions,
     substitution,
 )
-from .explorers import prediction_explorer
-from .figures import prediction_scatter, r2_figure, ridge_sweep_figure
 from .predictors import BASELINES, FORMULATIONS, baseline_predictions, predict_layers, r2_and_cosine
 from .report import PAPER, findings, paper_claims
 
 Params = PredictabilityParams
 CHAPTER = Chapter(3, "03_predictability", "Predictability", Params, compute, paper_claims, findings,
                   stored=(Params,))
+
+# figures and explorers load matplotlib and ipywidgets: imported on first use (core.lazy)
+__getattr__, __dir__ = lazy_exports(__name__, {
+    "figures": ("prediction_scatter", "r2_figure", "ridge_sweep_figure"),
+    "explorers": ("prediction_explorer",),
+})

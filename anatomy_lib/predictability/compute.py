@@ -48,8 +48,9 @@ class PredictabilityParams(DiagnosticParams):
     ridge_alpha: float = field(default=1.0, metadata={"help": "ridge penalty"})
     proj_dim: int = field(default=64, metadata={"help": "layerwise: random-projection features per layer"})
     substitutions: tuple[tuple[int, ...], ...] = field(default=(PaperLayers((15,)), PaperLayers(range(10, 20))),
-                                                      metadata={"layers": True,
-        "help": "layer sets whose weights are swapped for predictions, each as 15, 10-19 or 3,5,7"})
+                                                      metadata={"layers": True, "help": "layer sets whose weights "
+                                                                "are swapped for predictions, each as 15, 10-19 "
+                                                                "or 3,5,7"})
     sweep_contexts: tuple[int, ...] = field(default=(1, 2, 3), metadata={
         "help": "contexts of the ridge sweep (held-out R^2 of the specimen)"})
     sweep_proj_dims: tuple[int, ...] = field(default=(16, 64, 256), metadata={
@@ -144,7 +145,7 @@ def predictability(lab, params: PredictabilityParams = PredictabilityParams(), r
     substitutions = [tuple(l for l in layers if params.context <= l < n_layers) for layers in params.substitutions]
     substitutions = [s for s in substitutions if s]
 
-    def compute():
+    def run():
         order = np.random.default_rng(params.seed).permutation(n_layers).tolist()
         null = random_like(lab.specimen, params.seed)
         fits = pd.concat([predictability_table(lab.adapter, params, model="specimen", progress=progress),
@@ -164,7 +165,7 @@ def predictability(lab, params: PredictabilityParams = PredictabilityParams(), r
         return {"fits": fits, "substitution": pd.DataFrame(rows),
                 "sweep": ridge_sweep(lab.adapter, params, progress)}
 
-    return lab.stored(params, compute, recompute)
+    return lab.stored(params, run, recompute)
 
 
 def compute(lab, params: PredictabilityParams | None = None, *, recompute: bool = False,

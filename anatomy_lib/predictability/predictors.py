@@ -1,5 +1,5 @@
 """Predictors of a layer's weights from earlier layers: ridge in two formulations, and the two baselines any
-predictor must beat (see the package docstring)."""
+predictor must beat (the formulations are described in ``compute``)."""
 from __future__ import annotations
 
 import numpy as np
@@ -8,8 +8,6 @@ from sklearn.linear_model import Ridge
 from ..core.checks import one_of, positive_number
 
 FORMULATIONS = ("layerwise", "elementwise")
-
-
 BASELINES = ("previous layer", "mean layer")
 
 

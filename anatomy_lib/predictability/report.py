@@ -10,7 +10,7 @@ PAPER = {"gate_r2": 0.91, "substitution_ppl": 100_000.0}
 
 def paper_claims(tables: dict[str, pd.DataFrame], params=None):
     """R^2 ~ 0.91 for gate and PPL > 100,000 after substitution, beside ours, each judged by a rule of
-    ``verdicts``. In-sample R^2 is judged uninformative: a randomly initialised model scores as high."""
+    ``core.rules``. In-sample R^2 is judged uninformative: a randomly initialised model scores as high."""
     fits = tables["fits"].query("predictor == 'ridge'")
     mean = fits.groupby(["model", "component", "fit"])["r2"].mean()
     gate = "gate" if ("specimen", "gate", "in-sample") in mean.index else fits["component"].iloc[0]

@@ -12,9 +12,8 @@ Everything a notebook calls is re-exported here, so a chapter imports one packag
 ``paper_claims``, ``findings`` and ``CHAPTER`` are the chapter protocol (``core.chapter``).
 """
 from ..core.chapter import Chapter
+from ..core.lazy import lazy_exports
 from .analysis import per_layer, rank_correlations, sham_drift, steps_label
-from .explorers import recovery_explorer, static_recovery_explorer
-from .figures import recovery_curves_figure, recovery_vs_importance_figure
 from .params import DAMAGE_MODES, NOISE_TENSORS, QUICK_LAYERS, TRAINABLE_SETS, RecoveryParams
 from .report import PAPER, findings, paper_claims
 from .sweep import RecoveryContext, compute, recovery, recovery_run, recovery_sweep, summarize_curve
@@ -35,3 +34,9 @@ from .training import (
 Params = RecoveryParams
 CHAPTER = Chapter(6, "06_recovery", "Recovery", Params, compute, paper_claims, findings,
                   stored=(Params,))
+
+# figures and explorers load matplotlib and ipywidgets: imported on first use (core.lazy)
+__getattr__, __dir__ = lazy_exports(__name__, {
+    "figures": ("recovery_curves_figure", "recovery_vs_importance_figure"),
+    "explorers": ("recovery_explorer", "static_recovery_explorer"),
+})

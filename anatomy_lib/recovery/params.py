@@ -19,11 +19,7 @@ optimiser, learning rate, threshold or seed: each is a field of ``RecoveryParams
   a run that does not recover is "> budget", never imputed.
 - **Sham.** The same fine-tuning with sigma = 0: how far fine-tuning on old speeches moves the NLL by itself.
 
-Speed: layers below the damaged one are frozen and unchanged, so the residual stream entering it is computed
-once for the training pool (under ``no_grad``: tensors made under ``inference_mode`` cannot be saved for
-backward) and each step runs forward and backward through layers l..L and the head only; evaluation reuses
-the perplexity engine's prefix cache. Every tensor training touches is snapshot and restored bit for bit
-after a run, also when it is interrupted.
+How a run trains, and why it is fast, is in ``training``.
 """
 from __future__ import annotations
 
@@ -33,11 +29,7 @@ from ..core.checks import non_negative_number, one_of, positive_int, positive_nu
 from ..core.params import DiagnosticParams, PaperLayers
 
 DAMAGE_MODES = ("matched", "sigma")
-
-
 TRAINABLE_SETS = ("layer", "layer_and_above")
-
-
 NOISE_TENSORS = ("matrices", "all")
 
 

@@ -13,7 +13,8 @@ PAPER = {"critical_layer": 11, "budget_steps": 200}
 def paper_claims(tables: dict[str, pd.DataFrame], params: RecoveryParams | None = None,
                  paper_one_based: bool = False):
     """L11 beyond 200 steps; redundant and output layers recover almost at once; recovery correlates with
-    importance. ``importance_table`` is chapter 2's classified table. Each judged by a rule of ``verdicts``."""
+    importance. ``tables["importance"]`` is chapter 2's classified table. Each judged by a rule of
+    ``core.rules``."""
     importance_table = tables["importance"]
     quick_steps = (params or RecoveryParams()).quick_steps
     runs = tables["runs"]

@@ -26,7 +26,6 @@ from .training import (
 )
 
 
-# ---- runs, the sweep, and what they mean ------------------------------------------------------------------------
 @dataclass
 class RecoveryContext:
     """What every run of a sweep shares: the evaluation lab (chapter 2's blocks, or the first n of them), the
@@ -123,10 +122,10 @@ def recovery(lab, params: RecoveryParams | None = None, recompute: bool = False,
     the results store (``params``: resolved for the lab's specimen first; default: the lab's profile)."""
     params = (params or RecoveryParams.for_profile(lab.profile)).resolved(lab)
 
-    def compute():
+    def run():
         return recovery_sweep(RecoveryContext.build(lab, params), params, progress)
 
-    return lab.stored(params, compute, recompute)
+    return lab.stored(params, run, recompute)
 
 
 def compute(lab, params: RecoveryParams | None = None, *, recompute: bool = False,

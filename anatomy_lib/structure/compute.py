@@ -23,8 +23,6 @@ from ..core.params import DiagnosticParams
 from ..core.specimens import random_like
 
 LAGS = (1, 2, 3)
-
-
 ANALYTIC_NULL = {1: -0.5, 2: 0.0, 3: 0.0}
 
 
@@ -154,7 +152,7 @@ def structure(lab, params: StructureParams = StructureParams(), recompute: bool 
     view on the residual stream, and the quantisation-noise budget."""
     lags = params.lags
 
-    def compute():
+    def run():
         null = random_like(lab.specimen, params.seed)
         weights = pd.concat([delta_correlations(lab.adapter, lags=lags).assign(shuffle=-1),
                              shuffled_null(lab.adapter, params.n_shuffles, params.seed, lags=lags),
@@ -163,7 +161,7 @@ def structure(lab, params: StructureParams = StructureParams(), recompute: bool 
         return {"weights": weights, "functional": residual_update_correlations(lab.engine),
                 "quantisation": quantisation_share(lab.adapter)}
 
-    return lab.stored(params, compute, recompute)
+    return lab.stored(params, run, recompute)
 
 
 def compute(lab, params: StructureParams | None = None, *, recompute: bool = False,

@@ -28,7 +28,7 @@ ALLOWED = {
     "29": "the last layer of 30 (layers 0..29)",
     "0.2": "coherence rule: repetition at most +0.2", "25": "growth targets at 25/50/75% of the budget",
     "75": "growth targets at 25/50/75% of the budget",
-    "1e-5": "the tolerance tests/test_distributed.py checks",
+    "1e-5": "the tolerance tests/core/test_distributed.py checks",
 }
 CHAPTER = re.compile(r"^#+\s*\d+\.\s", re.M)
 STRIP = [

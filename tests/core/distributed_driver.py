@@ -1,4 +1,4 @@
-"""Run by tests/test_distributed.py, alone or under torchrun: a small growth run and a small recovery sweep on
+"""Run by tests/core/test_distributed.py, alone or under torchrun: a small growth run and a small recovery sweep on
 synthetic data, written to CSV by rank 0. ``--kill-at-step N`` sends this process SIGKILL in the middle of its
 N-th optimiser step (after the backward pass, before the update), to test resuming from a checkpoint."""
 import argparse

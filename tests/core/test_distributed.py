@@ -10,6 +10,8 @@ import pandas as pd
 import pytest
 import torch
 
+pytestmark = pytest.mark.integration  # torchrun: processes start, train and meet
+
 DRIVER = Path(__file__).resolve().parent / "distributed_driver.py"
 ENV = {**os.environ, "OMP_NUM_THREADS": "1", "ANATOMY_DEVICE": "cpu", "TOKENIZERS_PARALLELISM": "false"}
 

@@ -129,6 +129,13 @@ def test_an_unreadable_manifest_never_fails_a_computation(tmp_path, capsys):
     assert json.loads(path.read_text())["request"] == fresh["request"] and found["t"]["x"].tolist() == [1, 2]
 
 
+def test_the_data_folder_is_the_checkout_s(monkeypatch):
+    from anatomy_lib.core.results import REPO_ROOT, data_root
+
+    monkeypatch.delenv("ANATOMY_DATA")
+    assert data_root() == REPO_ROOT / "data" and (REPO_ROOT / "anatomy_lib" / "core" / "results.py").is_file()
+
+
 def test_stored_files_follow_the_umask(tmp_path):
     old = os.umask(0o022)
     try:

@@ -10,6 +10,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from anatomy_lib import growth as gx
 from anatomy_lib.core.flops import forward_flops, step_flops
+from anatomy_lib.core.stats import t_interval
 from anatomy_lib.growth.models import Shape, build_model, parameter_counts
 from anatomy_lib.growth.operators import Copy, apply_plan, clone_plan, middle_plan, remove_plan, stack_plan
 from anatomy_lib.growth.trainer import Arm, Event, TextData, TrainConfig, _optimiser, train
@@ -87,6 +88,7 @@ def _data(seed=0):
                     torch.from_numpy(rng.integers(0, 97, (4, 16))))
 
 
+@pytest.mark.integration
 def test_a_seed_reproduces_its_curve_and_the_budget_holds():
     budget = 20 * step_flops(SHAPE, [True] * 4, True, 2)
     config = TrainConfig(SHAPE, budget, 2, importance_boot=50)
@@ -139,8 +141,8 @@ def test_flops_to_target_interpolates_and_never_imputes():
     assert gx.flops_to_target(curve, 4.0) == pytest.approx(100.0)
     assert gx.flops_to_target(curve, 5.0) == pytest.approx(np.sqrt(10 * 100))  # halfway in log-FLOPs
     assert np.isnan(gx.flops_to_target(curve, 2.0))
-    mean, low, high = gx.t_interval([1.0, 2.0, 3.0])
-    assert mean == 2.0 and low < 2.0 < high and np.isnan(gx.t_interval([1.0])[1])
+    mean, low, high = t_interval([1.0, 2.0, 3.0])
+    assert mean == 2.0 and low < 2.0 < high and np.isnan(t_interval([1.0])[1])
 
 
 def test_the_committed_tokenizer_and_the_splits():
@@ -159,6 +161,7 @@ def test_the_committed_tokenizer_and_the_splits():
         load_text(123)
 
 
+@pytest.mark.integration
 def test_growth_runs_and_explorer_at_smoke_size(monkeypatch):
     from anatomy_lib.growth import explorers as growth_explorers
     from anatomy_lib.growth import growth_explorer

@@ -58,6 +58,7 @@ def test_cached_step_equals_naive_step(tiny, layer):
     assert not stream.requires_grad and not torch.is_inference(stream)
 
 
+@pytest.mark.integration
 def test_a_run_restores_the_model_bit_for_bit(tiny, tiny_blocks):
     context = _context(tiny, tiny_blocks)
     before = state_hash(tiny.model)
@@ -71,6 +72,7 @@ def test_a_run_restores_the_model_bit_for_bit(tiny, tiny_blocks):
     assert row["sigma"] == 0.5 and np.isfinite(curve["nll"]).all() and curve["train_loss"].iloc[1:].notna().all()
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("error", [RuntimeError("stop"), KeyboardInterrupt()])
 def test_an_interrupted_run_restores_the_model(tiny, tiny_blocks, error):
     context = _context(tiny, tiny_blocks)
@@ -86,6 +88,7 @@ def test_an_interrupted_run_restores_the_model(tiny, tiny_blocks, error):
     assert all(p.requires_grad for p in tiny.model.parameters())
 
 
+@pytest.mark.integration
 def test_learning_rate_zero_leaves_the_damage_where_it_was(tiny, tiny_blocks):
     context = _context(tiny, tiny_blocks)
     lab, layer = context.eval_lab, 2
@@ -99,6 +102,7 @@ def test_learning_rate_zero_leaves_the_damage_where_it_was(tiny, tiny_blocks):
     assert nll[0] - lab.engine.baseline.mean_nll == pytest.approx(damaged, rel=1e-5)
 
 
+@pytest.mark.integration
 def test_the_sham_is_undamaged_and_judged_by_the_same_rules(tiny, tiny_blocks):
     row, curve = recovery_run(_context(tiny, tiny_blocks), 2, "sham", 0, SMALL)
     assert row["sigma"] == 0.0 and curve["excess_nll"].iloc[0] == pytest.approx(0.0, abs=1e-9)
@@ -176,14 +180,22 @@ def test_profiles_and_schedule():
     assert [seed for layer, kind, seed, _ in quick.runs() if layer == 11 and kind == "damaged"] == [0, 1]
 
 
-def test_one_count_of_runs_under_a_sigma_grid(tiny, tiny_blocks):
-    """damage="sigma" runs every damaged run once per sigma: the count the sweep runs, the estimate charges and
-    the CLI and chapter print is the same."""
-    params = replace(SMALL, damage="sigma", sigmas=(0.25, 1.0), layers=(1, 3), repeat_layers=(3,), repeat_count=2,
+SIGMA_GRID = replace(SMALL, damage="sigma", sigmas=(0.25, 1.0), layers=(1, 3), repeat_layers=(3,), repeat_count=2,
                      sham_layers=(1,))
+
+
+def test_runs_count_the_sigma_grid():
+    """damage="sigma" runs every damaged run once per sigma: the one count the sweep runs, the estimate charges
+    and the CLI and chapter print."""
+    params = SIGMA_GRID
     assert len(params.runs()) == (1 + 2) * 2 + 1
     assert params.work() == len(params.runs()) * params.steps * params.batch_size * params.train_len
     assert replace(params, damage="matched").work() < params.work()
+
+
+@pytest.mark.integration
+def test_a_sigma_sweep_runs_what_it_counts(tiny, tiny_blocks):
+    params = SIGMA_GRID
     tables = recovery_sweep(_context(tiny, tiny_blocks, params), params, progress=False)
     assert len(tables["runs"]) == len(params.runs())
     assert sorted(tables["runs"].query("kind == 'damaged'")["sigma"].unique()) == [0.25, 1.0]
