@@ -77,7 +77,8 @@ def _ratio_verdict(ratio) -> str:
 
 
 def findings(tables: dict[str, pd.DataFrame], params: GrowthParams, specimen_name: str = "") -> list[str]:
-    """What the runs say, in sentences whose numbers come from the tables."""
+    """What the runs say, in sentences whose numbers come from the tables. ``specimen_name`` is part of the chapter
+    protocol only: growth trains its own models, and the sentences name them."""
     runs = tables["runs"]
     losses = final_losses(runs).set_index("arm")
     best = losses["final_loss"].idxmin()

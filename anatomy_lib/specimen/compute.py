@@ -94,8 +94,9 @@ MLP_MATRICES = ("gate", "up", "down")  # the adapter names them so for Llama, Qw
 
 @dataclass(frozen=True)
 class SpecimenParams(DiagnosticParams):
-    """Chapter 1 has one knob: the seed of the baseline perplexity's bootstrap interval (its tables are cheap
-    descriptions of the loaded model, never stored, except the baseline)."""
+    """Chapter 1 has one knob: the seed of the baseline perplexity's bootstrap interval. Its tables are cheap
+    descriptions of the loaded model and are never stored under this name; the one stored table, the baseline,
+    is kept under ``core.lab.Baseline``."""
 
     DIAGNOSTIC = "specimen"
     VERSION = 1
