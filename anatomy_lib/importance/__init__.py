@@ -1,10 +1,11 @@
 """Chapter 2, importance by ablation: one module per job, read in this order.
 
-- ``compute``: the computation, through the results store
-- ``analysis``: what the tables say
-- ``report``: the paper's claims beside ours, and the findings in sentences
-- ``figures``: figures (matplotlib)
-- ``explorers``: explorers (ipywidgets)
+- ``compute``: ablate one layer at a time and measure the perplexity change
+- ``analysis``: what an importance table says: anatomy classes by interval, the rank agreement with Block Influence,
+  and the range of importance in orders of magnitude
+- ``report``: in sentences and verdicts: the paper's importance claims beside ours, and the computed findings
+- ``figures``: the importance strip by anatomy class, the modes compared, Block Influence
+- ``explorers``: ablate layers live, or pick a stored layer and mode in the published page
 
 Everything a notebook calls is re-exported here, so a chapter imports one package; ``Params``, ``compute``,
 ``paper_claims``, ``findings`` and ``CHAPTER`` are the chapter protocol (``core.chapter``).

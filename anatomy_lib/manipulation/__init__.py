@@ -1,10 +1,11 @@
 """Chapter 5, manipulation strategies: one module per job, read in this order.
 
-- ``strategies``: the edits
-- ``compute``: the computation, through the results store
-- ``report``: the paper's claims beside ours, and the findings in sentences
-- ``figures``: figures (matplotlib)
-- ``explorers``: explorers (ipywidgets)
+- ``strategies``: what can replace a redundant layer?
+- ``compute``: chapter 5's sweeps: the strategy-by-layer map, the knob sweeps and the compression experiment,
+  through the results store
+- ``report``: in sentences and verdicts
+- ``figures``: the strategy map, the knob curves, the compression experiment
+- ``explorers``: manipulate layers live, or pick a stored scaling in the published page
 
 Everything a notebook calls is re-exported here, so a chapter imports one package; ``Params``, ``compute``,
 ``paper_claims``, ``findings`` and ``CHAPTER`` are the chapter protocol (``core.chapter``).

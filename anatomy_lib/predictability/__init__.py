@@ -1,10 +1,11 @@
 """Chapter 3, weight predictability: one module per job, read in this order.
 
-- ``predictors``: ridge and the baselines
-- ``compute``: the computation, through the results store
-- ``report``: the paper's claims beside ours, and the findings in sentences
-- ``figures``: figures (matplotlib)
-- ``explorers``: explorers (ipywidgets)
+- ``predictors``: predictors of a layer's weights from earlier layers: ridge in two formulations, and the two
+  baselines any predictor must beat (the formulations are described in ``compute``)
+- ``compute``: can layer l+1's weights be predicted from earlier layers'?
+- ``report``: in sentences and verdicts
+- ``figures``: R^2 per component against the baselines and nulls, the ridge sweep, one layer's fit
+- ``explorers``: chapter 3's explorer: pick a component and a layer, see its predicted against its real weights
 
 Everything a notebook calls is re-exported here, so a chapter imports one package; ``Params``, ``compute``,
 ``paper_claims``, ``findings`` and ``CHAPTER`` are the chapter protocol (``core.chapter``).

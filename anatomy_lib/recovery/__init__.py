@@ -1,12 +1,14 @@
 """Chapter 6, recovery speed: one module per job, read in this order.
 
-- ``params``: every parameter, named
-- ``training``: the pieces of one run
-- ``sweep``: every run
-- ``analysis``: what the tables say
-- ``report``: the paper's claims beside ours, and the findings in sentences
-- ``figures``: figures (matplotlib)
-- ``explorers``: explorers (ipywidgets)
+- ``params``: every choice the paper leaves unsaid, named (``RecoveryParams``), and the one count of runs
+- ``training``: the pieces of one recovery run: the training pool, the cached stream, the loss, damage, matched
+  noise, and fine-tuning that always restores the model
+- ``sweep``: every run of a recovery experiment: the shared context, one run, the sweep (split under torchrun), the
+  store
+- ``analysis``: what recovery runs say: per-layer summaries, rank correlations with importance, the sham's drift
+- ``report``: in sentences and verdicts
+- ``figures``: recovery curves, and recovery against importance
+- ``explorers``: damage and fine-tune a layer live, or pick a stored layer in the published page
 
 Everything a notebook calls is re-exported here, so a chapter imports one package; ``Params``, ``compute``,
 ``paper_claims``, ``findings`` and ``CHAPTER`` are the chapter protocol (``core.chapter``).

@@ -1,9 +1,10 @@
 """Chapter 1, the specimen: one module per job, read in this order.
 
-- ``compute``: the computation, through the results store
-- ``report``: the paper's claims beside ours, and the findings in sentences
-- ``figures``: figures (matplotlib)
-- ``explorers``: explorers (ipywidgets)
+- ``compute``: what the loaded model is (architecture, parameter budget) and descriptive statistics of its weights
+  (norms per layer, singular-value spectra, effective rank)
+- ``report``: in sentences and verdicts: what the specimen is, beside the paper's description of it
+- ``figures``: weight norms across layers and one layer's singular-value spectra
+- ``explorers``: chapter 1's explorer: pick a layer, see its spectra and norms
 
 Everything a notebook calls is re-exported here, so a chapter imports one package; ``Params``, ``compute``,
 ``paper_claims``, ``findings`` and ``CHAPTER`` are the chapter protocol (``core.chapter``).

@@ -1,9 +1,9 @@
 """Chapter 4, weight structure: one module per job, read in this order.
 
-- ``compute``: the computation, through the results store
-- ``report``: the paper's claims beside ours, and the findings in sentences
-- ``figures``: figures (matplotlib)
-- ``explorers``: explorers (ipywidgets)
+- ``compute``: do consecutive layers' weight changes anti-correlate?
+- ``report``: in sentences and verdicts
+- ``figures``: delta correlations against their nulls, the correlation map, the functional view
+- ``explorers``: chapter 4's explorer: the map of delta correlations for a component, specimen or null
 
 Everything a notebook calls is re-exported here, so a chapter imports one package; ``Params``, ``compute``,
 ``paper_claims``, ``findings`` and ``CHAPTER`` are the chapter protocol (``core.chapter``).
