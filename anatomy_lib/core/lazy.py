@@ -4,6 +4,7 @@ ipywidgets."""
 from __future__ import annotations
 
 import importlib
+import sys
 
 
 def lazy_exports(package: str, modules: dict[str, tuple[str, ...]]):
@@ -19,9 +20,6 @@ def lazy_exports(package: str, modules: dict[str, tuple[str, ...]]):
         return getattr(importlib.import_module(f"{package}.{where[name]}"), name)
 
     def __dir__():
-        return sorted(set(globals_of(package)) | set(where))
-
-    def globals_of(name: str):
-        return vars(importlib.import_module(name))
+        return sorted(set(vars(sys.modules[package])) | set(where))
 
     return __getattr__, __dir__

@@ -5,7 +5,7 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from anatomy_lib.core import flops
-from anatomy_lib.core.flops import PeakProbe, forward_flops, shape_of, step_flops
+from anatomy_lib.core.flops import PeakProbe, adapter_forward_flops, forward_flops, shape_of, step_flops
 from anatomy_lib.core.specimens import tiny_specimen
 from anatomy_lib.recovery import cached_step_loss, streams_entering
 
@@ -31,6 +31,8 @@ def test_a_cached_recovery_step_counts_as_the_convention_says():
         with torch.no_grad():
             adapter.logits(adapter.run_layers(adapter.embed(ids), 0))
     assert counter.get_total_flops() == pytest.approx(forward_flops(shape, adapter.n_layers, 2), rel=0.03)
+    # the count from the adapter's own tensors (any family) is the same convention, to the FLOP
+    assert adapter_forward_flops(adapter, 32) * 2 * 32 == forward_flops(shape, adapter.n_layers, 2)
 
 
 def test_a_fraction_of_the_peak_above_one_is_refused(monkeypatch):
