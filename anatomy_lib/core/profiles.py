@@ -23,6 +23,10 @@ SIZES: dict[str, dict[str, dict]] = {
         "growth": dict(seeds=2, target_layers=4, start_layers=2, width=32, heads=2, mlp_width=64, context=32,
                        batch=4, budget_steps=12, midas_block=1, midas_times=(0.3, 0.6), develop_times=(0.4,),
                        validation_blocks=4, importance_blocks=4),
+        "growth_budgets": dict(seeds=2, target_layers=4, start_layers=2, width=32, heads=2, mlp_width=64, context=32,
+                               batch=4, budget_steps=12, midas_block=1, midas_times=(0.3, 0.6), develop_times=(0.4,),
+                               validation_blocks=4, importance_blocks=4, multiples=(0.5, 1.0, 2.0),
+                               check_multiple=1.0, compile=False),
     },
     "quick": {},
     "paper": {

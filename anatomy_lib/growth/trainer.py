@@ -21,6 +21,7 @@ states, growth phase) atomically every few steps, and the same call continues fr
 """
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import os
@@ -64,9 +65,34 @@ class Schedule:
     def __call__(self, f: float) -> float:
         if f < self.warmup:
             return self.lr * (f + 1e-3) / self.warmup
+        return self.after_warmup(f)
+
+    def after_warmup(self, f: float) -> float:
+        """The stable rate, then the linear decay over the last ``decay`` of the budget."""
         if f < 1 - self.decay:
             return self.lr
         return self.lr * (1 - (1 - self.final) * min(1.0, (f - (1 - self.decay)) / self.decay))
+
+    def at(self, used: float, budget: float) -> float:
+        """The rate after ``used`` of ``budget`` FLOPs (what the trainer asks)."""
+        return self(used / budget)
+
+
+@dataclass(frozen=True)
+class BranchSchedule(Schedule):
+    """Warm-up over a fixed number of FLOPs whatever the budget, then ``Schedule``'s stable rate and decay.
+    Runs of any budget then share one trajectory until their own decay starts, so one run to the largest budget
+    plus a decay branch per smaller budget equals a fresh run per budget, step for step (the warm-up / stable /
+    decay idea of Hägele et al. 2024, arXiv 2405.18392). ``floor`` is the rate at step 0 as a share of ``lr``
+    (0.02: ``Schedule``'s own at a 5% warm-up)."""
+
+    warmup_flops: float = 0.0
+    floor: float = 0.02
+
+    def at(self, used: float, budget: float) -> float:
+        if used < self.warmup_flops:
+            return self.lr * (used / self.warmup_flops + self.floor)
+        return self.after_warmup(used / budget)
 
 
 @dataclass(frozen=True)
@@ -109,6 +135,7 @@ class TrainConfig:
     clone_noise: float = 0.01
     importance_boot: int = 500
     extra_eval_steps: tuple[int, ...] = field(default=())
+    compile: bool = False  # torch.compile the training forward (evaluation stays eager)
 
 
 @dataclass
@@ -272,10 +299,23 @@ def _numpy_rng_from(state: dict) -> np.random.Generator:
     return rng
 
 
+@dataclass
+class Forks:
+    """FLOP thresholds at which ``train`` keeps a copy of its whole state (before the first step taken at or past
+    each): ``train(..., start=forks.states[t])`` continues from one, under another config or arm."""
+
+    thresholds: tuple[float, ...]
+    states: dict[float, dict] = field(default_factory=dict)
+
+
 def train(arm: Arm, config: TrainConfig, data: TextData, seed: int, progress: bool = False,
-          checkpoint: Checkpointing | None = None):
+          checkpoint: Checkpointing | None = None, forks: Forks | None = None, start: dict | None = None):
     """Train one arm on the budget. Returns (curve table, events table, final model). Under ``torchrun`` every
-    process calls it and gets the same tables; with ``checkpoint`` it resumes from the last save."""
+    process calls it and gets the same tables; with ``checkpoint`` it resumes from the last save. ``forks``
+    collects states along the way; ``start`` (one of them) continues another run's trajectory as this arm under
+    this config: the curve so far is relabelled, its evaluations to come are this config's."""
+    if start is not None and checkpoint is not None:
+        raise ValueError("a run continues either from a checkpoint or from a fork's state, not both")
     at = world()
     if config.batch % at.size:
         raise ValueError(f"the global batch of {config.batch} blocks must divide evenly among {at.size} processes")
@@ -287,7 +327,7 @@ def train(arm: Arm, config: TrainConfig, data: TextData, seed: int, progress: bo
             raise ValueError("growth times must lie inside the budget")
     path = checkpoint.path(arm.name, seed) if checkpoint else None
     fingerprint = run_fingerprint(arm, config, data, seed) if checkpoint else ""
-    saved = load_checkpoint(path, fingerprint) if checkpoint else None
+    saved = load_checkpoint(path, fingerprint) if checkpoint else copy.deepcopy(start)
     model = build_model(shape, saved["n_layers"] if saved else arm.start_layers, seed)
     optimiser = _optimiser(model, config, None)
     rng = np.random.default_rng(10_000 + seed)
@@ -304,11 +344,14 @@ def train(arm: Arm, config: TrainConfig, data: TextData, seed: int, progress: bo
         curve, records = list(saved["curve"]), list(saved["records"])
         rng = _numpy_rng_from(saved["numpy_rng"])
         torch.set_rng_state(saved["torch_rng"])
+        if start is not None:
+            curve = [{**row, "arm": arm.name, "fraction": row["flops"] / config.budget} for row in curve]
+            eval_at = [f for f in sorted(set(config.eval_fractions)) if f * config.budget > used]
         if saved["done"]:
             model.eval()
             return pd.DataFrame(curve), pd.DataFrame(records), model
     model.to(device)
-    ddp = _wrap(model, at)
+    ddp = _wrap(model, at, config.compile)
     started = time.perf_counter() - elapsed
     context = shape.context
     starts_max = len(data.train) - context
@@ -322,17 +365,21 @@ def train(arm: Arm, config: TrainConfig, data: TextData, seed: int, progress: bo
                       "wall_s": time.perf_counter() - started})
         model.train()
 
-    def save(done: bool = False) -> None:
-        if at.main:
-            save_checkpoint(path, {
-                "format": list(CHECKPOINT_FORMAT), "fingerprint": fingerprint, "done": done,
+    def state(done: bool = False) -> dict:
+        return {"format": list(CHECKPOINT_FORMAT), "fingerprint": fingerprint, "done": done,
                 "n_layers": len(model.model.layers), "model": model.state_dict(),
                 "optimiser": optimiser.state_dict(), "curve": curve, "records": records,
                 "loop": {"used": used, "step": step, "tokens": tokens, "rewarm_from": rewarm_from,
                          "current_lr": current_lr, "elapsed": time.perf_counter() - started, "eval_at": eval_at,
                          "events_done": n_events - len(events)},
-                "numpy_rng": rng.bit_generator.state, "torch_rng": torch.get_rng_state()})
+                "numpy_rng": rng.bit_generator.state, "torch_rng": torch.get_rng_state()}
+
+    def save(done: bool = False) -> None:
+        if at.main:
+            save_checkpoint(path, state(done))
         barrier(at)
+
+    pending = sorted(t for t in (forks.thresholds if forks else ()) if t > used)
 
     model.train()
     if not saved:
@@ -340,6 +387,8 @@ def train(arm: Arm, config: TrainConfig, data: TextData, seed: int, progress: bo
     bar = tqdm(total=100, initial=int(100 * used / config.budget), desc=f"{arm.name} (seed {seed})",
                disable=not progress or not at.main, leave=False, unit="%")
     while True:
+        while pending and used >= pending[0]:
+            forks.states[pending.pop(0)] = copy.deepcopy(state())
         while events and used >= events[0].fraction * config.budget:
             event = events.pop(0)
             cost, info = _grow(model, event, config, data, seed, at)
@@ -348,7 +397,7 @@ def train(arm: Arm, config: TrainConfig, data: TextData, seed: int, progress: bo
                             "cost_flops": cost, **info})
             model.to(device)
             model.train()
-            ddp = _wrap(model, at)
+            ddp = _wrap(model, at, config.compile)
             optimiser = _optimiser(model, config, optimiser)
             rewarm_from = used
             record("growth")
@@ -356,7 +405,7 @@ def train(arm: Arm, config: TrainConfig, data: TextData, seed: int, progress: bo
         cost = step_flops(shape, [True] * n_layers, True, config.batch)
         if used + cost > config.budget:
             break
-        current_lr = config.schedule(used / config.budget)
+        current_lr = config.schedule.at(used, config.budget)
         if rewarm_from is not None and config.rewarm > 0:
             current_lr *= min(1.0, (used - rewarm_from) / (config.rewarm * config.budget) + 1e-3)
         for group in optimiser.param_groups:
@@ -393,11 +442,12 @@ def training_device(at: World) -> torch.device:
     return at.device if at.size > 1 else get_device()
 
 
-def _wrap(model, at: World):
+def _wrap(model, at: World, compiled: bool = False):
     """The module a training step calls: DistributedDataParallel under torchrun (which also copies rank 0's
-    weights to every process), the model itself otherwise."""
-    if at.size == 1:
-        return model
-
-    device_ids = [at.local_rank] if at.device.type == "cuda" else None
-    return DistributedDataParallel(model, device_ids=device_ids)
+    weights to every process), the model itself otherwise; compiled with ``torch.compile`` when asked (a new
+    depth compiles once per process, later models of a depth already seen reuse it)."""
+    wrapped = model
+    if at.size > 1:
+        device_ids = [at.local_rank] if at.device.type == "cuda" else None
+        wrapped = DistributedDataParallel(model, device_ids=device_ids)
+    return torch.compile(wrapped) if compiled else wrapped
