@@ -41,9 +41,10 @@ def profile_of(request: dict, params_class: type[DiagnosticParams] | None = None
     if isinstance(request.get("profile"), dict):
         return request["profile"].get("name")
     if params_class is not None:
+        asked = json.loads(json.dumps(request.get("params"), default=str))  # tuples and lists compare alike
         for name in PROFILES:
             wanted = json.loads(json.dumps(params_class.for_profile(name).as_request()["params"], default=str))
-            if request.get("params") == wanted:
+            if asked == wanted:
                 return name
     return None
 

@@ -18,6 +18,13 @@ code in the functions of the same names; ``tests/core/test_rules.py`` pins each 
 - ``qualitative``: a yes/no statement we can test directly.
 - ``uninformative``: the paper's measure is shown (on the same page) to score as high on a null model; whatever
   its value, it is not evidence for the claim, so the verdict is "not comparable".
+
+Controls. A claim that credits an intervention (growth, importance-guided growth, recovery by fine-tuning) is
+judged by its own rule against the paper's baseline *and* against the strongest control the book shows beside
+it (``controlled``): the shallow model at the same FLOPs, the random-source growth schedule, the sham of the
+same layer. A verdict its rule calls reproduced (or partly) stays so only if the intervention also beats every
+control; where a control does as well, the verdict is "not reproduced", the row names the control
+(``Claim.control``) and says so in words (``Claim.because``), and the verdicts chapter counts it that way.
 """
 from __future__ import annotations
 
@@ -50,6 +57,10 @@ RULES = {
     "qualitative": ("the statement holds in our measurement", "-", "it does not hold", "it could not be tested"),
     "uninformative": ("-", "-", "-", "always: the measure scores as high on a null model, so it cannot support "
                                       "the claim"),
+    "controlled": ("its own rule says reproduced and the intervention beats every control shown beside it",
+                   "its own rule says partly, or a control is beaten by part of the margin only",
+                   "its own rule says not, or a control does as well (named in the row, said in words)",
+                   "its own rule could not compare"),
 }
 
 
@@ -141,6 +152,36 @@ def weakest(*verdicts: str) -> str:
     return max(verdicts, key=order.index)
 
 
+@dataclass(frozen=True)
+class ControlCheck:
+    """One control a claim must beat: its name, the verdict (usually of ``comparison``) of the intervention
+    against it, and what to say when the control does as well ("the shallow control saves as much")."""
+
+    control: str
+    verdict: str
+    words: str
+
+    def __post_init__(self):
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"unknown verdict {self.verdict!r}; choose one of {list(VERDICTS)}")
+
+
+def controlled(verdict: str, *checks: ControlCheck) -> tuple[str, str]:
+    """(verdict, because): ``verdict`` (the claim judged by its own rule) held to every control. A supportive
+    verdict survives a control the intervention beats; it falls to "not reproduced" where a control does as
+    well (or could not be measured: then nothing credits the intervention), and to "partly" where the
+    intervention beats a control only by part of the margin. ``because`` names what knocked it down."""
+    if verdict not in (REPRODUCED, PARTLY):
+        return verdict, ""
+    failed = [c for c in checks if c.verdict in (NOT_REPRODUCED, NOT_COMPARABLE)]
+    if failed:
+        return NOT_REPRODUCED, "; ".join(c.words for c in failed)
+    partial = [c for c in checks if c.verdict == PARTLY]
+    if partial and verdict == REPRODUCED:
+        return PARTLY, "; ".join(f"{c.words} (in part)" for c in partial)
+    return verdict, ""
+
+
 def rules_table() -> pd.DataFrame:
     """The rule set in words, one row per kind of claim (the verdicts chapter shows it)."""
     return pd.DataFrame([{"rule": name, **dict(zip(VERDICTS, text))} for name, text in RULES.items()])
@@ -154,6 +195,15 @@ class Claim:
     verdict: str
     note: str = ""
     rule: str = ""
+    control: str = ""  # the controls the verdict was held to (``controlled``), named
+    because: str = ""  # where a control knocked the verdict down: what it showed, in words
+
+    @classmethod
+    def held_to(cls, claim: str, paper: str, ours: str, verdict: str, note: str, rule: str,
+                checks: list[ControlCheck]) -> "Claim":
+        """A claim whose verdict (by ``rule``) is held to ``checks`` (``controlled``)."""
+        final, because = controlled(verdict, *checks)
+        return cls(claim, paper, ours, final, note, rule, ", ".join(c.control for c in checks), because)
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from ..core.flops import step_flops
 from ..core.stats import t_interval
@@ -70,12 +71,30 @@ def targets(curves: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def compute_to_target(curves: pd.DataFrame) -> pd.DataFrame:
-    """Per arm and target: FLOPs to reach the same seed's uniform loss, how many seeds reached it, and the
-    speed-up and savings against uniform (paired by seed) with t-intervals."""
+def first_growth(events: pd.DataFrame | None) -> dict[tuple[str, int], float]:
+    """FLOPs of each (arm, seed)'s first growth event."""
+    if events is None or not len(events):
+        return {}
+    return {(a, int(s)): float(f) for (a, s), f in events.groupby(["arm", "seed"])["flops"].min().items()}
+
+
+def ratio_interval(ratios) -> tuple[float, float, float]:
+    """Geometric mean of positive ratios with the t-interval of their logs, back on the ratio scale (a ratio's
+    interval is symmetric in log: 2x and 0.5x are equally far from 1)."""
+    logs = np.log(np.asarray(ratios, dtype=float))
+    mean, low, high = t_interval(logs)
+    return float(np.exp(mean)), float(np.exp(low)), float(np.exp(high))
+
+
+def compute_to_target(curves: pd.DataFrame, events: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per arm and target: FLOPs to reach the same seed's uniform loss, how many seeds reached it (and how many of
+    those before their first growth event, still at the starting depth: the same run as the shallow control
+    until then), and the speed-up (uniform / arm FLOPs: geometric mean over seeds, t-interval of the log ratio)
+    with the savings it implies (1 - 1 / speed-up, so the two always agree)."""
     rows = []
     goals = targets(curves)
     runs = dict(tuple(curves.groupby(["arm", "seed"])))
+    grows = first_growth(events)
     for name in TARGETS:
         goal = goals[goals["target"] == name].set_index("seed")["target_loss"]
         for arm in dict.fromkeys(curves["arm"]):
@@ -83,13 +102,82 @@ def compute_to_target(curves: pd.DataFrame) -> pd.DataFrame:
             mine = [flops_to_target(runs[(arm, s)], goal[s]) for s in seeds]
             base = [flops_to_target(runs[("uniform", s)], goal[s]) for s in seeds]
             pairs = [(b, m) for b, m in zip(base, mine) if np.isfinite(b) and np.isfinite(m)]
-            mean, low, high = t_interval([b / m for b, m in pairs])
-            smean, slow, shigh = t_interval([1 - m / b for b, m in pairs])
+            speedup, low, high = ratio_interval([b / m for b, m in pairs]) if pairs else (np.nan,) * 3
+            early = sum(1 for s, m in zip(seeds, mine) if np.isfinite(m) and (arm, s) in grows and m < grows[(arm, s)])
             rows.append({"target": name, "target_loss": float(goal.mean()), "arm": arm,
-                         "reached": int(np.isfinite(mine).sum()), "seeds": len(seeds),
+                         "reached": int(np.isfinite(mine).sum()), "seeds": len(seeds), "before_growth": early,
                          "flops_mean": float(np.nanmean(mine)) if np.isfinite(mine).any() else np.nan,
-                         "speedup": mean, "speedup_low": low, "speedup_high": high,
-                         "savings": smean, "savings_low": slow, "savings_high": shigh})
+                         "speedup": speedup, "speedup_low": low, "speedup_high": high,
+                         "savings": 1 - 1 / speedup, "savings_low": 1 - 1 / low, "savings_high": 1 - 1 / high})
+    return pd.DataFrame(rows)
+
+
+def reach_summary(reach: pd.DataFrame, start_layers: int) -> pd.DataFrame:
+    """``compute_to_target`` for reading: per target, the growing arms that reached it in every seed before
+    growing at all (so their numbers are the shallow control's) collapsed into the shallow row, with the reason."""
+    rows = []
+    for target, group in reach.groupby("target", sort=False):
+        early = group[(group["before_growth"] == group["reached"]) & (group["reached"] == group["seeds"])
+                      & (group["arm"] != "shallow") & (group["before_growth"] > 0)]
+        for r in group.itertuples():
+            if r.arm in set(early["arm"]):
+                continue
+            row = {"target": target, "target loss": r.target_loss, "arm": r.arm, "reached": f"{r.reached}/{r.seeds}",
+                   "speed-up": r.speedup, "low": r.speedup_low, "high": r.speedup_high, "savings": r.savings,
+                   "note": ""}
+            if r.arm == "shallow" and len(early):
+                row["arm"] = "shallow = " + " = ".join(early["arm"])
+                row["note"] = (f"{', '.join(early['arm'])} reached it while still {start_layers} layers deep, "
+                               "before their first growth: the shallow run itself")
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def detectable_difference(runs: pd.DataFrame, level: float = 0.95, power: float = 0.8) -> dict:
+    """The smallest paired difference in final loss (arm minus uniform, by seed) these seeds can tell from zero:
+    the t-interval's half-width at the typical spread of paired differences (what a difference must exceed for
+    its interval to exclude zero), and the difference detected with ``power`` (two-sided t-test)."""
+    final = runs.pivot(index="seed", columns="arm", values="final_val_loss")
+    spreads = [float((final[a] - final["uniform"]).std(ddof=1)) for a in final.columns if a != "uniform"]
+    n = len(final)
+    sd = float(np.sqrt(np.mean(np.square(spreads))))
+    t_level = stats.t.ppf(0.5 + level / 2, n - 1)
+    return {"seeds": n, "sd_paired": sd, "half_width": t_level * sd / np.sqrt(n),
+            "at_power": (t_level + stats.t.ppf(power, n - 1)) * sd / np.sqrt(n), "power": power}
+
+
+def growth_jumps(curves: pd.DataFrame, events: pd.DataFrame) -> pd.DataFrame:
+    """Validation loss just before and just after each growth event (the evaluation at the step it happened, and
+    the one recorded right after the operator ran), and after the next evaluation: how far from function-
+    preserving an operator is, and how fast training repairs it."""
+    rows = []
+    for event in events.itertuples():
+        run = curves[(curves["arm"] == event.arm) & (curves["seed"] == event.seed)].reset_index(drop=True)
+        after = run.index[(run["kind"] == "growth") & (run["step"] == event.step)
+                          & (run["layers"] == event.layers_after)]
+        if not len(after):
+            continue
+        i = after[0]
+        before, grown = run.loc[i - 1], run.loc[i]
+        later = run.loc[i + 1] if i + 1 < len(run) else None
+        rows.append({"arm": event.arm, "seed": int(event.seed), "kind": event.kind,
+                     "layers": f"{event.layers_before} -> {event.layers_after}", "fraction": event.fraction,
+                     "before": float(before.val_loss), "after": float(grown.val_loss),
+                     "jump": float(grown.val_loss - before.val_loss),
+                     "next_eval_steps": int(later.step - grown.step) if later is not None else np.nan,
+                     "next": float(later.val_loss) if later is not None else np.nan})
+    return pd.DataFrame(rows)
+
+
+def wall_at_matched_flops(runs: pd.DataFrame) -> pd.DataFrame:
+    """Wall time of each arm over the whole FLOP budget against the same seed's uniform run (saving with a
+    t-interval over seeds): the equal-FLOPs counterpart of the paper's equal-steps timing."""
+    wall = runs.pivot(index="seed", columns="arm", values="wall_s")
+    rows = []
+    for arm in wall.columns:
+        saving = t_interval(1 - wall[arm] / wall["uniform"])
+        rows.append({"arm": arm, "wall_s": float(wall[arm].mean()), "saving": saving[0], "saving_low": saving[1],
+                     "saving_high": saving[2]})
     return pd.DataFrame(rows)
 
 

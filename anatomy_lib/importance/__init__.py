@@ -12,7 +12,15 @@ Everything a notebook calls is re-exported here, so a chapter imports one packag
 """
 from ..core.chapter import Chapter
 from ..core.lazy import lazy_exports
-from .analysis import Thresholds, classify, connective_layers, importance_range_orders, rank_agreement
+from .analysis import (
+    UNDETERMINED,
+    Thresholds,
+    classify,
+    connective_layers,
+    importance_range_orders,
+    rank_agreement,
+    undetermined_reasons,
+)
 from .compute import (
     MODES,
     SKIP_PART,

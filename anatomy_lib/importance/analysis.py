@@ -20,12 +20,18 @@ class Thresholds:
     io_fraction: float = 0.25  # layers that matter in the first / last fraction: input / output processors
 
 
-def classify(table: pd.DataFrame, n_layers: int, thresholds: Thresholds = Thresholds()) -> pd.Series:
-    """One anatomy class per row of an importance table (columns layer, change_pct, ci_low, ci_high).
+UNDETERMINED = "undetermined"
 
-    Position first, as the paper's taxonomy is: a layer that matters (interval not below the connective
+
+def classify(table: pd.DataFrame, n_layers: int, thresholds: Thresholds = Thresholds()) -> pd.Series:
+    """One anatomy class per row of an importance table (columns layer, change_pct, ci_low, ci_high), every
+    class decided by the interval: a layer whose interval straddles a threshold that decides its class is
+    ``undetermined``, never classed by its point estimate.
+
+    Position first, as the paper's taxonomy is: a layer that matters (whole interval at or above the connective
     threshold) in the outer ``io_fraction`` of the depth is an input or output processor however large its
-    change; the critical core is the middle's layers at or above ``critical_pct``."""
+    change; in the middle, the critical core is the layers whose whole interval reaches ``critical_pct``, an
+    important middle layer's whole interval lies below it."""
     edge = int(round(n_layers * thresholds.io_fraction))
 
     def one(row) -> str:
@@ -33,15 +39,28 @@ def classify(table: pd.DataFrame, n_layers: int, thresholds: Thresholds = Thresh
             return "anti-layer"
         if row.ci_high < thresholds.connective_pct:
             return "connective tissue"
+        if row.ci_low < thresholds.connective_pct:
+            return UNDETERMINED
         if row.layer < edge:
             return "input processor"
         if row.layer >= n_layers - edge:
             return "output processor"
-        if row.change_pct >= thresholds.critical_pct:
+        if row.ci_low >= thresholds.critical_pct:
             return "critical core"
-        return "important (middle)"
+        if row.ci_high < thresholds.critical_pct:
+            return "important (middle)"
+        return UNDETERMINED
 
     return table.apply(one, axis=1)
+
+
+def undetermined_reasons(table: pd.DataFrame, thresholds: Thresholds = Thresholds()) -> dict[int, str]:
+    """For each undetermined layer of a classified table, the threshold its interval straddles."""
+    out = {}
+    for row in table[table["class"] == UNDETERMINED].itertuples():
+        straddled = thresholds.connective_pct if row.ci_low < thresholds.connective_pct else thresholds.critical_pct
+        out[int(row.layer)] = f"+{straddled:g}%"
+    return out
 
 
 def connective_layers(table: pd.DataFrame) -> list[int]:

@@ -8,12 +8,14 @@ import seaborn as sns
 from ..core.style import PALETTE, band_curve, finish_figure, legend_below, symlog_axis, use_book_style
 
 CLASS_ORDER = ("critical core", "input processor", "output processor", "important (middle)",
-               "connective tissue", "anti-layer")
+               "connective tissue", "anti-layer", "undetermined")
+CLASS_HATCH = {"anti-layer": "//", "undetermined": ".."}
 
 
 def class_colours() -> dict[str, tuple]:
     colours = sns.color_palette(PALETTE)
-    return dict(zip(CLASS_ORDER, [colours[3], colours[0], colours[2], colours[4], colours[7], colours[1]]))
+    return dict(zip(CLASS_ORDER, [colours[3], colours[0], colours[2], colours[4], colours[7], colours[1],
+                                  colours[8]]))
 
 
 def _paper_index(layers, paper_one_based: bool) -> list[int]:
@@ -32,7 +34,7 @@ def anatomy_strip(table, paper: dict | None = None, specimen_name: str | None = 
         if rows.empty:
             continue
         ax.bar(rows["layer"], rows["change_pct"], color=colours[cls], label=cls, edgecolor="black",
-               linewidth=0.5, hatch="//" if cls == "anti-layer" else None)
+               linewidth=0.5, hatch=CLASS_HATCH.get(cls))
     err = np.vstack([table["change_pct"] - table["ci_low"], table["ci_high"] - table["change_pct"]])
     ax.errorbar(table["layer"], table["change_pct"], yerr=np.clip(err, 0, None), fmt="none", ecolor="black",
                 elinewidth=1, capsize=2, label="95% bootstrap interval")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..core import rules as v
-from .analysis import Thresholds, importance_range_orders, rank_agreement
+from .analysis import Thresholds, importance_range_orders, rank_agreement, undetermined_reasons
 from .compute import ImportanceParams
 
 PAPER = {"critical_core": [8, 9, 10, 11], "l11_change_pct": 63419.0, "anti_layers": [14, 17],
@@ -28,10 +28,15 @@ def paper_claims(tables: dict[str, pd.DataFrame], params: ImportanceParams | Non
     row_of = table.set_index("layer")
     claims = []
 
+    unsure = undetermined_reasons(table, thresholds)
     core, ours_core = shift(PAPER["critical_core"]), by_class("critical core")
+    unsure_core = sorted(l for l in core if l in unsure)
     claims.append(v.Claim("critical core", _fmt_layers(core), _fmt_layers(ours_core), v.layer_set(core, ours_core),
-                          f"ours: middle layers >= +{thresholds.critical_pct:g}%; Jaccard "
-                          f"{v.jaccard(core, ours_core):.2f}", "layer_set"))
+                          f"ours: middle layers whose whole interval is >= +{thresholds.critical_pct:g}%; Jaccard "
+                          f"{v.jaccard(core, ours_core):.2f}"
+                          + ("; undetermined (interval straddles a threshold): "
+                             + ", ".join(f"L{l} ({unsure[l]})" for l in unsure_core) if unsure_core else ""),
+                          "layer_set"))
 
     l11 = next(iter(shift([11])))
     r = row_of.loc[l11]
@@ -90,9 +95,15 @@ def findings(tables: dict[str, pd.DataFrame], params: ImportanceParams | None = 
     counts = paper_mode["class"].value_counts()
     plural = {"connective tissue": "connective tissue", "input processor": "input processors",
               "output processor": "output processors", "critical core": "critical core",
-              "important (middle)": "important middle layers", "anti-layer": "anti-layers"}
-    out.append(f"Of the {n} layers (neighbour-mean sweep, classes as defined on this page): "
+              "important (middle)": "important middle layers", "anti-layer": "anti-layers",
+              "undetermined": "undetermined"}
+    out.append(f"Of the {n} layers (neighbour-mean sweep, classes by interval as defined on this page): "
                + ", ".join(f"{counts.get(c, 0)} {name}" for c, name in plural.items()) + ".")
+    unsure = undetermined_reasons(paper_mode)
+    if unsure:
+        out.append("Undetermined, because the interval straddles the threshold that decides the class: "
+                   + ", ".join(f"L{l} ({where})" for l, where in unsure.items())
+                   + "; more evaluation text would narrow these intervals, not a different rule.")
     if {"neighbor_mean", "skip"} <= set(by_layer):
         nm, sk = by_layer["neighbor_mean"], by_layer["skip"]
         positive = sk.index[(sk["change_pct"] > 0) & (nm["change_pct"] > 0)]

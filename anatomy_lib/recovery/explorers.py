@@ -47,13 +47,13 @@ def recovery_explorer(lab, params, tables, classes: dict | None = None, layer: i
 
     def work():
         bar.description, bar.value = "training", 0
-        run = replace(params, layers=(pick.value,), sham_layers=(), lr=lr.value, steps=steps.value,
+        run = replace(params, layers=(pick.value,), sham_layers=(), fixed_sigmas=(), lr=lr.value, steps=steps.value,
                       target_nats=amount.value if mode.value == "target nats" else params.target_nats,
                       eval_every=max(1, steps.value // 8))
         bar.max = run.steps
         context = RecoveryContext.build(lab, run, layers=[pick.value])
         sigma = amount.value if mode.value == "sigma" else None
-        row, curve = recovery_run(context, pick.value, "damaged", run.noise_seed, run, sigma,
+        row, curve, _ = recovery_run(context, pick.value, "damaged", run.noise_seed, run, sigma,
                                   on_step=lambda step: setattr(bar, "value", step))
         curve["noise_seed"] = -1  # drawn apart from the stored seeds
         live[:] = [curve.assign(kind="damaged")]

@@ -18,6 +18,11 @@ optimiser, learning rate, threshold or seed: each is a field of ``RecoveryParams
   fraction of the damage recovered and the area under the excess-NLL curve are reported too (never censored);
   a run that does not recover is "> budget", never imputed.
 - **Sham.** The same fine-tuning with sigma = 0: how far fine-tuning on old speeches moves the NLL by itself.
+  Every damaged layer has its own sham (the sham of layer l trains layer l), so recovery can be judged against
+  the sham of the same layer at the same step (``analysis``).
+- **Two protocols.** Beside the main one (``damage``), ``fixed_sigmas`` damages every layer at each of these
+  sigmas as well (one noise seed): the paper most likely used one noise level for every layer, under which a
+  critical layer starts far more damaged. Shams are shared by both protocols.
 
 How a run trains, and why it is fast, is in ``training``.
 """
@@ -43,7 +48,7 @@ class RecoveryParams(DiagnosticParams):
     named on the paper's 30 layers until ``resolved`` maps them to the specimen's depth."""
 
     DIAGNOSTIC = "recovery"
-    VERSION = 1
+    VERSION = 2  # 2: per-block NLLs stored (paired intervals), a sham for every layer, the fixed-noise protocol
 
     layers: tuple[int, ...] = field(default=QUICK_LAYERS, metadata={"help": "layers damaged, one run each",
                                                                      "layers": True})
@@ -72,7 +77,9 @@ class RecoveryParams(DiagnosticParams):
     tolerance_nats: float | None = field(default=None, metadata={
         "help": "recovered within this many nats of baseline (default: max(0.01, baseline interval half-width))"})
     quick_steps: int = field(default=10, metadata={"help": "'recovers almost at once': within this many steps"})
-    sham_layers: tuple[int, ...] = field(default=PaperLayers((11, 29)), metadata={
+    fixed_sigmas: tuple[float, ...] = field(default=(0.25, 1.0), metadata={
+        "help": "the fixed-noise protocol: every layer also damaged at each of these sigmas (() for none)"})
+    sham_layers: tuple[int, ...] = field(default=QUICK_LAYERS, metadata={
         "help": "layers with a sham run (sigma 0)", "layers": True})
     repeat_layers: tuple[int, ...] = field(default=PaperLayers((11, 14, 29)), metadata={
         "help": "layers run with repeat_count noise seeds (the others with one)", "layers": True})
@@ -86,7 +93,7 @@ class RecoveryParams(DiagnosticParams):
             raise ValueError("choose at least one layer")
         one_of(self.damage, DAMAGE_MODES, "damage mode")
         positive_number(self.target_nats, "target_nats")
-        for sigma in self.sigmas:
+        for sigma in (*self.sigmas, *self.fixed_sigmas):
             non_negative_number(sigma, "sigma")
         one_of(self.noise_tensors, NOISE_TENSORS, "noise tensor set")
         one_of(self.trainable, TRAINABLE_SETS, "trainable set")
@@ -113,14 +120,18 @@ class RecoveryParams(DiagnosticParams):
         return sorted({0, self.steps, *regular, *(s for s in self.early_evals if s <= self.steps)})
 
     def runs(self) -> list[tuple[int, str, int, float | None]]:
-        """(layer, kind, noise seed, sigma) of every run: damaged runs (under ``damage="sigma"`` one per sigma of
-        the grid; matched damage finds its sigma per run: None), then shams (sigma 0). The one count of runs
-        that the sweep, the CLI, the chapter and the time estimate all use."""
+        """(layer, kind, noise seed, sigma) of every run: the main protocol's damaged runs (under
+        ``damage="sigma"`` one per sigma of the grid; matched damage finds its sigma per run: None), then the
+        fixed-noise protocol's (``fixed_sigmas``, first noise seed, runs the main protocol already has not
+        repeated), then shams (sigma 0). The one count of runs that the sweep, the CLI, the chapter and the time
+        estimate all use."""
         grid = self.sigmas if self.damage == "sigma" else (None,)
         out = []
         for layer in self.layers:
             count = self.repeat_count if layer in self.repeat_layers else 1
             out += [(layer, "damaged", self.noise_seed + i, sigma) for i in range(count) for sigma in grid]
+        out += [run for sigma in self.fixed_sigmas for layer in self.layers
+                if (run := (layer, "damaged", self.noise_seed, sigma)) not in out]
         return out + [(layer, "sham", self.noise_seed, 0.0) for layer in self.sham_layers]
 
     def work(self, profile=None) -> float:

@@ -70,6 +70,7 @@ def recovery_run(context: RecoveryContext, layer: int, kind: str, noise_seed: in
     elif sigma is None:
         sigma, _ = matched_sigma(lab, layer, params.target_nats, noise_seed, params.noise_tensors,
                                  params.bisection_steps)
+    protocol = "sham" if kind == "sham" else "matched" if sigma is None else "fixed"
     engine = lab.engine
     with training_snapshot(adapter, trainable_parameters(adapter, layer, params.trainable)):
         with surgery(adapter) as editor:
@@ -77,13 +78,16 @@ def recovery_run(context: RecoveryContext, layer: int, kind: str, noise_seed: in
             curve = fine_tune(adapter, engine, layer, context.streams[layer], context.pool_ids, params,
                               progress=progress, on_step=on_step)
     table = pd.DataFrame([{k: v for k, v in point.items() if k != "block_nll"} for point in curve])
-    table.insert(0, "layer", layer)
-    table.insert(1, "kind", kind)
-    table.insert(2, "noise_seed", noise_seed)
-    table.insert(3, "sigma", sigma)
+    for position, (name, value) in enumerate((("layer", layer), ("kind", kind), ("protocol", protocol),
+                                              ("noise_seed", noise_seed), ("sigma", sigma))):
+        table.insert(position, name, value)
     table["excess_nll"] = table["nll"] - context.base_nll
-    return {**summarize_curve(table, context.tolerance, params.steps),
-            "wall_s": round(time.perf_counter() - started, 1)}, table
+    blocks = pd.DataFrame([{"layer": layer, "kind": kind, "protocol": protocol, "noise_seed": noise_seed,
+                            "sigma": sigma, "step": point["step"], "block": b, "nll": float(nll)}
+                           for point in curve for b, nll in enumerate(point["block_nll"])])
+    summary = {**summarize_curve(table, context.tolerance, params.steps), "protocol": protocol,
+               "wall_s": round(time.perf_counter() - started, 1)}
+    return summary, table, blocks
 
 
 def summarize_curve(curve: pd.DataFrame, tolerance: float, budget: int) -> dict:
@@ -112,8 +116,12 @@ def recovery_sweep(context: RecoveryContext, params: RecoveryParams,
     done = [recovery_run(context, layer, kind, seed, params, sigma) for layer, kind, seed, sigma in
             tqdm(shard(jobs, at), desc="recovery runs", disable=not progress or not at.main)]
     done = gather(done, at)
-    return {"runs": pd.DataFrame([row for row, _ in done]),
-            "curves": pd.concat([curve for _, curve in done], ignore_index=True)}
+    base = context.eval_lab.engine.baseline
+    return {"runs": pd.DataFrame([row for row, _, _ in done]),
+            "curves": pd.concat([curve for _, curve, _ in done], ignore_index=True),
+            "blocks": pd.concat([blocks for _, _, blocks in done], ignore_index=True),
+            "baseline": pd.DataFrame({"block": range(len(base.block_nll)),
+                                      "nll": [float(x) for x in base.block_nll]})}
 
 
 def recovery(lab, params: RecoveryParams | None = None, recompute: bool = False,

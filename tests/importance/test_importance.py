@@ -23,6 +23,7 @@ from anatomy_lib.importance import (
     neighbors,
     paper_claims,
     rank_agreement,
+    undetermined_reasons,
 )
 
 
@@ -118,6 +119,18 @@ def test_anti_layer_needs_its_whole_interval_below_zero():
     assert classes[2] == "anti-layer"
     assert classes[3] == "critical core"
     assert classes[4] == "input processor" or classes[4] == "output processor" or "important" in classes[4]
+
+
+def test_every_class_is_decided_by_the_interval():
+    """A layer whose interval straddles the threshold that decides its class is undetermined, whichever side its
+    point estimate lies on (the paper's L11: a point above +1,000%, an interval reaching below it)."""
+    table = pd.DataFrame({"layer": [0, 12, 13, 14, 15, 16], "change_pct": [40.0, 1500.0, 900.0, 25.0, 1500.0, 40.0],
+                          "ci_low": [20.0, 800.0, 500.0, 10.0, 1100.0, 35.0],
+                          "ci_high": [60.0, 2500.0, 1200.0, 45.0, 2000.0, 50.0]})
+    table["class"] = classify(table, 30)
+    assert table["class"].tolist() == ["undetermined", "undetermined", "undetermined", "undetermined",
+                                       "critical core", "important (middle)"]
+    assert undetermined_reasons(table) == {0: "+30%", 12: "+1000%", 13: "+1000%", 14: "+30%"}
 
 
 def test_paper_claims_reproduce_on_a_paper_shaped_table():

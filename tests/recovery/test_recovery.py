@@ -64,12 +64,15 @@ def test_a_run_restores_the_model_bit_for_bit(tiny, tiny_blocks):
     before = state_hash(tiny.model)
     flags = [p.requires_grad for p in tiny.model.parameters()]
     for params in (SMALL, replace(SMALL, trainable="layer_and_above", noise_tensors="all")):
-        row, curve = recovery_run(context, 1, "damaged", 0, params, sigma=0.5)
+        row, curve, blocks = recovery_run(context, 1, "damaged", 0, params, sigma=0.5)
         assert state_hash(tiny.model) == before
     assert [p.requires_grad for p in tiny.model.parameters()] == flags
     assert all(p.grad is None for p in tiny.model.parameters()) and tiny.adapter.active_edits == {}
     assert curve["step"].tolist() == SMALL.eval_schedule() == [0, 1, 3, 6]
     assert row["sigma"] == 0.5 and np.isfinite(curve["nll"]).all() and curve["train_loss"].iloc[1:].notna().all()
+    # the per-block NLLs average to the curve: what the paired intervals resample is what the curve shows
+    means = blocks.groupby("step")["nll"].mean()
+    assert np.allclose(means.to_numpy(), curve["nll"].to_numpy()) and row["protocol"] == "fixed"
 
 
 @pytest.mark.integration
@@ -104,7 +107,7 @@ def test_learning_rate_zero_leaves_the_damage_where_it_was(tiny, tiny_blocks):
 
 @pytest.mark.integration
 def test_the_sham_is_undamaged_and_judged_by_the_same_rules(tiny, tiny_blocks):
-    row, curve = recovery_run(_context(tiny, tiny_blocks), 2, "sham", 0, SMALL)
+    row, curve, _ = recovery_run(_context(tiny, tiny_blocks), 2, "sham", 0, SMALL)
     assert row["sigma"] == 0.0 and curve["excess_nll"].iloc[0] == pytest.approx(0.0, abs=1e-9)
 
 
@@ -177,11 +180,23 @@ def test_profiles_and_schedule():
     assert len(RecoveryParams.for_profile("paper").layers) == 30
     kinds = [kind for _, kind, _, _ in quick.runs()]
     assert kinds.count("sham") == len(quick.sham_layers)
-    assert [seed for layer, kind, seed, _ in quick.runs() if layer == 11 and kind == "damaged"] == [0, 1]
+    assert [seed for layer, kind, seed, sigma in quick.runs() if layer == 11 and kind == "damaged" and sigma is None
+            ] == [0, 1]
+    # every damaged layer has its own sham, and the fixed-noise protocol damages every layer at each sigma once
+    assert set(quick.sham_layers) == set(quick.layers)
+    fixed = [(layer, sigma) for layer, kind, _, sigma in quick.runs() if kind == "damaged" and sigma is not None]
+    assert sorted(fixed) == sorted((layer, sigma) for layer in quick.layers for sigma in quick.fixed_sigmas)
+
+
+def test_the_fixed_protocol_does_not_repeat_the_main_one():
+    params = replace(SMALL, damage="sigma", sigmas=(0.25,), fixed_sigmas=(0.25, 1.0), layers=(1, 3), repeat_layers=(),
+                     sham_layers=())
+    assert sorted(params.runs()) == sorted([(1, "damaged", 0, 0.25), (3, "damaged", 0, 0.25),
+                                            (1, "damaged", 0, 1.0), (3, "damaged", 0, 1.0)])
 
 
 SIGMA_GRID = replace(SMALL, damage="sigma", sigmas=(0.25, 1.0), layers=(1, 3), repeat_layers=(3,), repeat_count=2,
-                     sham_layers=(1,))
+                     sham_layers=(1,), fixed_sigmas=())
 
 
 def test_runs_count_the_sigma_grid():

@@ -1,0 +1,161 @@
+"""What the budget sweep says: final loss against compute per arm, a saturating power law per seed, paired
+differences at every budget, and where the target depth overtakes its starting depth (measured, or
+extrapolated and labelled so)."""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import brentq, curve_fit
+
+from ..core.stats import t_interval
+
+# where an extrapolated crossover is looked for, in multiples of the base budget
+SEARCH_MULTIPLES = (1e-3, 1e6)
+
+
+def saturating(multiple, floor, scale, exponent):
+    """L(m) = floor + scale * m^-exponent: loss against compute m (in base budgets)."""
+    return floor + scale * np.power(multiple, -exponent)
+
+
+def fit_power_law(multiples, losses) -> tuple[float, float, float]:
+    """(floor, scale, exponent) of ``saturating`` by least squares, the floor kept below the lowest loss and
+    non-negative, the exponent in (0.01, 3). NaNs when the fit does not converge."""
+    m, y = np.asarray(multiples, float), np.asarray(losses, float)
+    guess = (max(0.0, y.min() - 0.5), max(y.max() - y.min() + 0.5, 1e-3), 0.3)
+    bounds = ([0.0, 1e-9, 0.01], [max(y.min() - 1e-6, 1e-6), np.inf, 3.0])
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            popt, _ = curve_fit(saturating, m, y, p0=guess, bounds=bounds, maxfev=20000)
+    except (RuntimeError, ValueError):
+        return (math.nan,) * 3
+    return tuple(float(v) for v in popt)
+
+
+def branch_finals(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """The sweep's final losses under the branch protocol (one row per arm, seed and budget)."""
+    finals = tables["finals"]
+    return finals[finals["protocol"] == "branch"].sort_values(["arm", "seed", "multiple"])
+
+
+def fits(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """A saturating power law per (arm, seed) through its final losses at every budget."""
+    rows = []
+    for (arm, seed), group in branch_finals(tables).groupby(["arm", "seed"]):
+        floor, scale, exponent = fit_power_law(group["multiple"], group["final_val_loss"])
+        predicted = saturating(group["multiple"].to_numpy(), floor, scale, exponent)
+        rows.append({"arm": arm, "seed": int(seed), "floor": floor, "scale": scale, "exponent": exponent,
+                     "rms_residual": float(np.sqrt(np.mean((predicted - group["final_val_loss"]) ** 2)))})
+    return pd.DataFrame(rows)
+
+
+def loss_by_budget(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Per arm and budget: mean final loss with a t-interval over seeds, tokens and steps."""
+    rows = []
+    for (arm, multiple), group in branch_finals(tables).groupby(["arm", "multiple"]):
+        mean, low, high = t_interval(group["final_val_loss"])
+        rows.append({"arm": arm, "multiple": multiple, "budget_flops": float(group["budget_flops"].iloc[0]),
+                     "final_loss": mean, "low": low, "high": high, "seeds": len(group),
+                     "tokens": float(group["tokens"].mean()), "steps": float(group["steps"].mean())})
+    return pd.DataFrame(rows)
+
+
+def paired_differences(tables: dict[str, pd.DataFrame], pairs=(("uniform", "shallow"), ("gstack", "shallow"),
+                                                              ("gstack", "uniform"))) -> pd.DataFrame:
+    """At every budget, arm A minus arm B in final loss, paired by seed, with a t-interval (below zero: A is
+    better)."""
+    finals = branch_finals(tables)
+    wide = finals.pivot_table(index=["multiple", "seed"], columns="arm", values="final_val_loss")
+    rows = []
+    for a, b in pairs:
+        if a not in wide or b not in wide:
+            continue
+        for multiple, group in wide.groupby(level="multiple"):
+            mean, low, high = t_interval(group[a] - group[b])
+            rows.append({"pair": f"{a} - {b}", "multiple": multiple, "difference": mean, "low": low, "high": high,
+                         "verdict": f"{a} better" if high < 0 else f"{b} better" if low > 0 else "undetermined"})
+    return pd.DataFrame(rows)
+
+
+def crossing(fit_a, fit_b, beyond: float = SEARCH_MULTIPLES[0]) -> float:
+    """The smallest budget multiple above ``beyond`` at which A's fitted loss falls below B's (NaN: not within
+    ``SEARCH_MULTIPLES``)."""
+    if any(math.isnan(v) for v in (*fit_a, *fit_b)):
+        return math.nan
+    grid = np.geomspace(max(beyond, SEARCH_MULTIPLES[0]), SEARCH_MULTIPLES[1], 400)
+    gap = saturating(grid, *fit_a) - saturating(grid, *fit_b)
+    below = np.nonzero(gap < 0)[0]
+    if not len(below):
+        return math.nan
+    i = below[0]
+    if i == 0:
+        return float(grid[0])
+    f = lambda log_m: saturating(np.exp(log_m), *fit_a) - saturating(np.exp(log_m), *fit_b)
+    return float(np.exp(brentq(f, math.log(grid[i - 1]), math.log(grid[i]))))
+
+
+def crossover(tables: dict[str, pd.DataFrame], deep: str = "uniform", shallow: str = "shallow") -> dict:
+    """Where ``deep`` overtakes ``shallow``. Measured when, at some swept budget, the paired difference's
+    interval lies below zero (the smallest such budget); otherwise extrapolated from each seed's fits (the
+    first crossing above the largest swept budget), with a t-interval of its log over the seeds that cross, and
+    labelled as an extrapolation. ``seeds_crossing`` says how many seeds' fits cross at all."""
+    differences = paired_differences(tables, ((deep, shallow),))
+    measured = differences[differences["high"] < 0]
+    largest = float(branch_finals(tables)["multiple"].max())
+    fitted = fits(tables).set_index(["arm", "seed"])
+    seeds = sorted(set(fitted.loc[deep].index) & set(fitted.loc[shallow].index))
+    per_seed = []
+    for seed in seeds:
+        a = tuple(fitted.loc[(deep, seed), ["floor", "scale", "exponent"]])
+        b = tuple(fitted.loc[(shallow, seed), ["floor", "scale", "exponent"]])
+        per_seed.append(crossing(a, b, beyond=largest if measured.empty else SEARCH_MULTIPLES[0]))
+    crossing_seeds = [m for m in per_seed if np.isfinite(m)]
+    if crossing_seeds:
+        mean, low, high = t_interval(np.log10(crossing_seeds)) if len(crossing_seeds) > 1 else \
+            (math.log10(crossing_seeds[0]), math.nan, math.nan)
+    else:
+        mean = low = high = math.nan
+    out = {"deep": deep, "shallow": shallow, "largest_swept": largest, "seeds": len(seeds),
+           "seeds_crossing": len(crossing_seeds), "per_seed": per_seed,
+           "extrapolated": 10 ** mean if np.isfinite(mean) else math.nan,
+           "extrapolated_low": 10 ** low if np.isfinite(low) else math.nan,
+           "extrapolated_high": 10 ** high if np.isfinite(high) else math.nan}
+    out["measured"] = float(measured["multiple"].min()) if len(measured) else math.nan
+    out["kind"] = "measured" if len(measured) else "extrapolated" if crossing_seeds else "none"
+    return out
+
+
+def compute_cost(multiple: float, base_budget: float, cpu_flops_per_s: float, gpu_flops_per_s: float) -> dict:
+    """FLOPs of one run at ``multiple`` base budgets and the hours it takes at the two throughputs."""
+    flops = multiple * base_budget
+    return {"flops": flops, "cpu_hours": flops / cpu_flops_per_s / 3600, "gpu_hours": flops / gpu_flops_per_s / 3600}
+
+
+def measured_throughput(tables: dict[str, pd.DataFrame], arm: str = "uniform") -> float:
+    """Training FLOPs per second of the sweep's longest ``arm`` runs on the machine that ran them (the trunk
+    run's FLOPs over its own wall time: evaluations included, so a little below the trainer's step rate)."""
+    finals = branch_finals(tables)
+    longest = finals[(finals["arm"] == arm) & (finals["multiple"] == finals["multiple"].max())]
+    return float((longest["flops"] / longest["own_wall_s"]).mean())
+
+
+def branch_check(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """The fresh runs under the chapter's own schedule beside the branches of the same arm, seed and budget: the
+    difference, against the spread of that arm's seeds at that budget."""
+    finals = tables["finals"]
+    fresh = finals[finals["protocol"] == "fresh"]
+    branches = branch_finals(tables)
+    rows = []
+    for r in fresh.itertuples():
+        same = branches[(branches["arm"] == r.arm) & (branches["multiple"] == r.multiple)]
+        branch = same[same["seed"] == r.seed]["final_val_loss"]
+        if not len(branch):
+            continue
+        rows.append({"arm": r.arm, "seed": int(r.seed), "multiple": r.multiple, "fresh": float(r.final_val_loss),
+                     "branch": float(branch.iloc[0]), "difference": float(r.final_val_loss - branch.iloc[0]),
+                     "seed_sd": float(same["final_val_loss"].std(ddof=1)) if len(same) > 1 else math.nan})
+    return pd.DataFrame(rows)

@@ -1,0 +1,92 @@
+"""The budget sweep: a decay branch is the fresh run under the same schedule (to the bit), G_stack forks the
+shallow trajectory, bad input, and the scaling analysis on laws with known answers."""
+import math
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from anatomy_lib.growth import scaling
+from anatomy_lib.growth.budgets import BudgetParams, run_budgets
+from anatomy_lib.growth.compute import text_data
+from anatomy_lib.growth.trainer import BranchSchedule, Schedule, train
+
+SMOKE = BudgetParams.for_profile("smoke")
+
+
+@pytest.mark.integration
+def test_every_branch_is_the_fresh_run_of_its_budget():
+    """One trajectory per (arm, seed) and a decay branch per smaller budget give, bit for bit, what a fresh run
+    of each budget under the same schedule gives; G_stack's budgets fork the shallow trajectory."""
+    params = replace(SMOKE, seeds=1, check_arms=())
+    tables = run_budgets(params, progress=False)
+    finals = tables["finals"]
+    assert len(finals) == len(params.arms) * len(params.multiples)
+    _, data = text_data(params)
+    for arm in params.arms:
+        for multiple in params.multiples:
+            curve, _, _ = train(params.arm(arm), params.branch_config(multiple), data, 0)
+            row = finals[(finals["arm"] == arm) & (finals["multiple"] == multiple)].iloc[0]
+            assert curve.iloc[-1].val_loss == row.final_val_loss and curve.iloc[-1].step == row.steps, (arm, multiple)
+            assert row.flops <= params.budget_at(multiple)
+
+
+def test_the_branch_schedule_is_the_chapter_schedule_at_the_base_budget():
+    base = Schedule(3e-3, 0.05, 0.2)
+    branch = BranchSchedule(3e-3, 0.0, 0.2, warmup_flops=0.05 * 1000, floor=1e-3 / 0.05)
+    for used in (0, 10, 49, 50, 500, 799, 800, 900, 999):
+        assert branch.at(used, 1000) == pytest.approx(base.at(used, 1000), rel=1e-12)
+    # at four times the budget the warm-up keeps its length in FLOPs and the rate stays constant until 0.8 of it
+    assert branch.at(60, 4000) == base.lr and branch.at(3199, 4000) == base.lr and branch.at(3600, 4000) < base.lr
+
+
+def test_bad_budget_sweeps_name_the_valid_choices():
+    with pytest.raises(ValueError, match="budget sweep trains"):
+        BudgetParams(arms=("uniform", "midas"))
+    with pytest.raises(ValueError, match="increasing"):
+        BudgetParams(multiples=(2.0, 1.0))
+    with pytest.raises(ValueError, match="check_multiple"):
+        BudgetParams(check_multiple=3.0)
+    with pytest.raises(ValueError, match="overlap"):
+        BudgetParams(multiples=(0.05, 1.0), check_arms=())
+    with pytest.raises(ValueError, match="check_arms"):
+        BudgetParams(check_arms=("gstack",))
+
+
+def test_work_counts_trunks_branches_and_checks():
+    p = BudgetParams(multiples=(1.0, 2.0), seeds=1, check_arms=("uniform",), check_multiple=1.0)
+    per_seed = 2 * (2.0 + 0.2 * 1.0) + 0.75 * 3.0  # uniform and shallow trunks with a branch; G_stack's tails
+    assert p.work() == pytest.approx((per_seed + 1.0) * p.budget)
+
+
+def _law_tables(laws: dict, multiples=(0.25, 0.5, 1, 2, 4), seeds=3, noise=0.0):
+    rng = np.random.default_rng(0)
+    rows = []
+    for arm, (floor, scale, exponent) in laws.items():
+        for seed in range(seeds):
+            for m in multiples:
+                loss = scaling.saturating(m, floor, scale, exponent) + noise * rng.standard_normal()
+                rows.append({"arm": arm, "seed": seed, "multiple": m, "protocol": "branch", "budget_flops": m * 1e12,
+                             "final_val_loss": loss, "flops": m * 1e12, "steps": 1, "tokens": 1, "layers": 1,
+                             "wall_s": 1.0, "own_wall_s": 1.0})
+    return {"finals": pd.DataFrame(rows)}
+
+
+def test_the_power_law_fit_recovers_a_known_law():
+    tables = _law_tables({"uniform": (3.0, 2.0, 0.5)})
+    fit = scaling.fits(tables).iloc[0]
+    assert (fit.floor, fit.scale, fit.exponent) == pytest.approx((3.0, 2.0, 0.5), rel=1e-3)
+
+
+def test_an_extrapolated_crossover_is_labelled_and_lands_where_the_laws_cross():
+    # deep: 3 + 2 m^-0.5, shallow: 3.6 + 0.8 m^-0.5: they cross where 1.2 m^-0.5 = 0.6, at m = 4 ... beyond the
+    # swept 0.25-2, so it must come back as an extrapolation
+    laws = {"uniform": (3.0, 2.0, 0.5), "shallow": (3.6, 0.8, 0.5)}
+    out = scaling.crossover(_law_tables(laws, multiples=(0.25, 0.5, 1, 2)))
+    assert out["kind"] == "extrapolated" and out["seeds_crossing"] == 3
+    assert out["extrapolated"] == pytest.approx(4.0, rel=1e-3)
+    measured = scaling.crossover(_law_tables(laws, multiples=(0.25, 1, 8, 16), noise=0.001))
+    assert measured["kind"] == "measured" and measured["measured"] == 8
+    never = scaling.crossover(_law_tables({"uniform": (3.7, 2.0, 0.5), "shallow": (3.6, 0.8, 0.5)}))
+    assert never["kind"] == "none" and math.isnan(never["extrapolated"])
