@@ -213,4 +213,7 @@ class Claim:
 
 
 def claims_table(claims: list[Claim]) -> pd.DataFrame:
-    return pd.DataFrame([c.__dict__ for c in claims]).rename(columns=str.capitalize)
+    """One row per claim; the control columns only where some claim was held to a control."""
+    table = pd.DataFrame([c.__dict__ for c in claims])
+    unused = [name for name in ("control", "because") if name in table and not table[name].astype(bool).any()]
+    return table.drop(columns=unused).rename(columns=str.capitalize)

@@ -1,4 +1,4 @@
-"""Chapter 7's figures: validation curves, FLOPs to target, the anatomy of trained models."""
+"""Chapter 7's figures: validation curves, FLOPs to target, the anatomy of trained models, loss against compute."""
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
@@ -6,6 +6,7 @@ import numpy as np
 import seaborn as sns
 
 from ..core.style import PALETTE, PAPER_STYLE, band_curve, finish_figure, legend_below, symlog_axis, use_book_style
+from .scaling import branch_finals, loss_by_budget, saturating
 
 
 def growth_curves_figure(curves, mean, events, paper_ratio: float | None = None, specimen_name: str | None = None):
@@ -76,4 +77,54 @@ def anatomy_comparison_figure(anatomy, specimen_name: str | None = None):
            title="Does an anatomy emerge? Skip ablation of trained 12-layer models")
     ax.set_xticks(sorted(anatomy["layer"].unique()))
     legend_below(ax, "model", ncol=3)
+    return finish_figure(fig, "", specimen_name)
+
+
+def budget_sweep_figure(tables, fitted, cross: dict, base_budget: float, specimen_name: str | None = None):
+    """Final loss against training FLOPs (log) at every budget of the sweep: each seed as a dot, the mean with
+    its t-interval, each seed's fitted saturating law as a thin line (dashed beyond the swept budgets, up to the
+    crossover); the chapter's own budget and the crossover (measured or extrapolated, with its interval) marked."""
+    use_book_style()
+    fig, ax = plt.subplots(figsize=(10, 5.4))
+    finals = branch_finals(tables)
+    means = loss_by_budget(tables)
+    arms = list(dict.fromkeys(finals["arm"]))
+    colours = dict(zip(arms, sns.color_palette(PALETTE, len(arms))))
+    markers = dict(zip(arms, "osD^v"))
+    largest = float(finals["multiple"].max())
+    reach = largest
+    if cross.get("kind") == "extrapolated":
+        reach = max(largest, float(np.nanmax([cross["extrapolated_high"], cross["extrapolated"]])))
+    grid_in = np.geomspace(float(finals["multiple"].min()), largest, 60)
+    grid_out = np.geomspace(largest, reach * 1.5, 60) if reach > largest else None
+    dodge = dict(zip(arms, np.geomspace(0.96, 1.04, len(arms))))  # side by side at each budget, on the log axis
+    for arm in arms:
+        mine = finals[finals["arm"] == arm]
+        ax.scatter(mine["budget_flops"] * dodge[arm], mine["final_val_loss"], color=colours[arm], s=14, alpha=0.5)
+        mean = means[means["arm"] == arm]
+        ax.errorbar(mean["budget_flops"] * dodge[arm], mean["final_loss"],
+                    yerr=np.vstack([mean["final_loss"] - mean["low"], mean["high"] - mean["final_loss"]]),
+                    color=colours[arm], marker=markers[arm], linewidth=0, elinewidth=1.4, capsize=3, markersize=7,
+                    label=f"{arm}: mean over seeds, 95% t-interval")
+        for fit in fitted[fitted["arm"] == arm].itertuples():
+            law = (fit.floor, fit.scale, fit.exponent)
+            ax.plot(grid_in * base_budget, saturating(grid_in, *law), color=colours[arm], linewidth=0.8, alpha=0.6)
+            if grid_out is not None:
+                ax.plot(grid_out * base_budget, saturating(grid_out, *law), color=colours[arm], linewidth=0.8,
+                        alpha=0.6, linestyle="--")
+    ax.axvline(base_budget, **PAPER_STYLE, label="the chapter's budget (1x)")
+    if cross.get("kind") == "measured":
+        ax.axvline(cross["measured"] * base_budget, color="black", linewidth=1.5,
+                   label=f"crossover, measured: {cross['measured']:g}x")
+    elif cross.get("kind") == "extrapolated":
+        point = cross["extrapolated"] * base_budget
+        ax.axvline(point, color="black", linewidth=1.5, linestyle="--",
+                   label=f"crossover, extrapolated: {cross['extrapolated']:.3g}x")
+        if np.isfinite(cross["extrapolated_low"]):
+            ax.axvspan(cross["extrapolated_low"] * base_budget, cross["extrapolated_high"] * base_budget,
+                       color="grey", alpha=0.15, label="its 95% interval over seeds")
+    ax.set_xscale("log")
+    ax.set(xlabel="training FLOPs per run (log)", ylabel="final validation loss (nats per token)",
+           title="Loss against compute: does the deep model overtake the shallow one?")
+    legend_below(ax, "", ncol=2)
     return finish_figure(fig, "", specimen_name)

@@ -1,20 +1,56 @@
 """Chapter 7 in sentences and verdicts."""
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from ..core import rules as v
 from ..core.stats import t_interval
-from .analysis import compute_to_target, final_losses, flops_to_target, loss_at_fraction, targets, wall_at_uniform_steps
+from .analysis import (
+    compute_to_target,
+    detectable_difference,
+    final_losses,
+    flops_to_target,
+    growth_jumps,
+    loss_at_fraction,
+    targets,
+    wall_at_matched_flops,
+    wall_at_uniform_steps,
+)
 from .params import GrowthParams
 
 PAPER = {"dev_loss": 0.127, "uniform_loss": 0.599, "loss_ratio": 4.7, "wall_time_saving": 0.13, "cost_saving": 0.54}
 
 
+CONTROLS = ("shallow", "random_source")  # what a claim crediting (importance-guided) growth must also beat
+
+
+def _beats(mine: pd.Series, theirs: pd.Series) -> tuple[float, float, float]:
+    """theirs - mine paired by seed, with a t-interval: above zero when ``mine`` is lower (better)."""
+    seeds = [s for s in mine.index if s in theirs.index]
+    return t_interval([theirs[s] - mine[s] for s in seeds])
+
+
+def _checks(values: pd.DataFrame, arm: str, words: dict[str, str], lower_is_better: bool = True,
+            fmt: str = "{:+.3f}") -> list[v.ControlCheck]:
+    """For each control present: does ``arm`` beat it on ``values`` (columns per arm, rows per seed)?"""
+    out = []
+    for control in CONTROLS:
+        if control not in values or control == arm:
+            continue
+        gap = _beats(values[arm], values[control]) if lower_is_better else _beats(values[control], values[arm])
+        name = "shallow control" if control == "shallow" else "random_source"
+        said = words[control] + f" (gap {fmt.format(gap[0])} [{fmt.format(gap[1])}, {fmt.format(gap[2])}])"
+        out.append(v.ControlCheck(name, v.comparison(*gap), said))
+    return out
+
+
 def paper_claims(tables: dict[str, pd.DataFrame], params: GrowthParams):
     """4.7x lower loss; 13% less wall time; ~54% cheaper; better than uniform at half the budget. Each for the
     developmental arm against uniform, with intervals over seeds; each judged by a rule of ``core.rules`` (a ratio
-    is compared as ratio - 1, so "better" has a sign)."""
+    is compared as ratio - 1, so "better" has a sign) and held to the controls (``CONTROLS``): a claim that
+    credits importance-guided growth stands only if the developmental arm also beats the shallow model at the
+    same FLOPs and the same schedule with randomly chosen layers."""
     curves, runs = tables["curves"], tables["runs"]
     claims = []
     if not {"uniform", "developmental"} <= set(runs["arm"]):
@@ -22,52 +58,71 @@ def paper_claims(tables: dict[str, pd.DataFrame], params: GrowthParams):
     final = runs.pivot(index="seed", columns="arm", values="final_val_loss")
     ratio = t_interval(final["uniform"] / final["developmental"])
     diff = t_interval(final["developmental"] - final["uniform"])
-    claims.append(v.Claim("developmental vs uniform: validation loss at matched FLOPs",
-                        f"{PAPER['dev_loss']} vs {PAPER['uniform_loss']} ({PAPER['loss_ratio']}x lower, equal steps)",
-                        f"{final['developmental'].mean():.3f} vs {final['uniform'].mean():.3f} nats/token; ratio "
-                        f"{ratio[0]:.3f} [{ratio[1]:.3f}, {ratio[2]:.3f}]",
-                        _ratio_verdict(ratio),
-                        f"difference {diff[0]:+.3f} [{diff[1]:+.3f}, {diff[2]:+.3f}] nats over {len(final)} seeds"
-                        + (f"; shallow control {final['shallow'].mean():.3f}" if "shallow" in final else ""),
-                        "comparison"))
+    claims.append(v.Claim.held_to(
+        "developmental vs uniform: validation loss at matched FLOPs",
+        f"{PAPER['dev_loss']} vs {PAPER['uniform_loss']} ({PAPER['loss_ratio']}x lower, equal steps)",
+        f"{final['developmental'].mean():.3f} vs {final['uniform'].mean():.3f} nats/token; ratio "
+        f"{ratio[0]:.3f} [{ratio[1]:.3f}, {ratio[2]:.3f}]", _ratio_verdict(ratio),
+        f"difference {diff[0]:+.3f} [{diff[1]:+.3f}, {diff[2]:+.3f}] nats over {len(final)} seeds", "comparison",
+        _checks(final, "developmental", {"shallow": "the shallow control reaches as low a loss",
+                                         "random_source": "cloning random layers does as well"})))
     equal = wall_at_uniform_steps(curves, params.budget_steps)
     if {"uniform", "developmental"} <= set(equal.get("arm", [])):
-        both = equal.pivot(index="seed", columns="arm", values="wall_s")
-        saving = t_interval(1 - both["developmental"] / both["uniform"])
+        wall = equal.pivot(index="seed", columns="arm", values="wall_s")
+        saving = t_interval(1 - wall["developmental"] / wall["uniform"])
         losses = equal.pivot(index="seed", columns="arm", values="val_loss")
         eq_ratio = t_interval(losses["uniform"] / losses["developmental"])
-        claims.append(v.Claim("the paper's protocol (equal steps): loss ratio uniform / developmental",
-                              f"{PAPER['loss_ratio']}x", f"{eq_ratio[0]:.3f} [{eq_ratio[1]:.3f}, {eq_ratio[2]:.3f}]",
-                              _ratio_verdict(eq_ratio), f"after {params.budget_steps} steps each", "comparison"))
-        claims.append(v.Claim("wall time at equal steps", f"{PAPER['wall_time_saving']:.0%} less",
-                              f"saving {saving[0]:+.0%} [{saving[1]:+.0%}, {saving[2]:+.0%}] (negative: slower)",
-                              v.comparison(*saving, paper_size=PAPER["wall_time_saving"]),
-                              "measured wall time on this machine", "comparison"))
-    reach = compute_to_target(curves)
+        claims.append(v.Claim.held_to(
+            "the paper's protocol (equal steps): loss ratio uniform / developmental", f"{PAPER['loss_ratio']}x",
+            f"{eq_ratio[0]:.3f} [{eq_ratio[1]:.3f}, {eq_ratio[2]:.3f}]", _ratio_verdict(eq_ratio),
+            f"after {params.budget_steps} steps each", "comparison",
+            _checks(losses, "developmental", {"shallow": "the shallow control, after as many steps, is as good",
+                                              "random_source": "cloning random layers does as well"})))
+        savings = 1 - wall.div(wall["uniform"], axis=0)
+        claims.append(v.Claim.held_to(
+            "wall time at equal steps", f"{PAPER['wall_time_saving']:.0%} less",
+            f"saving {saving[0]:+.0%} [{saving[1]:+.0%}, {saving[2]:+.0%}] (negative: slower)",
+            v.comparison(*saving, paper_size=PAPER["wall_time_saving"]),
+            "measured wall time on this machine", "comparison",
+            _checks(savings, "developmental", {"shallow": "the shallow control saves as much wall time",
+                                               "random_source": "random_source saves as much"},
+                    lower_is_better=False, fmt="{:+.0%}")))
+    reach = compute_to_target(curves, tables.get("events"))
     final_target = reach[reach["target"] == "uniform final"].set_index("arm")
     if "developmental" in final_target.index:
         r = final_target.loc["developmental"]
         reached = r.reached == r.seeds
-        control = (f"; the shallow control saves {final_target.loc['shallow', 'savings']:.0%} "
-                   f"[{final_target.loc['shallow', 'savings_low']:.0%}, "
-                   f"{final_target.loc['shallow', 'savings_high']:.0%}]"
-                   if "shallow" in final_target.index else "")
-        claims.append(v.Claim("training cost to reach the uniform arm's final loss",
-                              f"~{PAPER['cost_saving']:.0%} lower",
-                            (f"savings {r.savings:.0%} [{r.savings_low:.0%}, {r.savings_high:.0%}], speed-up "
-                             f"{r.speedup:.2f}x" if r.reached else "") + f"; reached by {r.reached} of {r.seeds} seeds",
-                            v.comparison(r.savings, r.savings_low, r.savings_high, paper_size=PAPER["cost_saving"])
-                            if reached else v.qualitative(False),
-                            "FLOPs, paired by seed, never imputed; every seed must reach the target" + control,
-                            "comparison"))
-    half = loss_at_fraction(curves[curves["arm"] == "developmental"], 0.5)
+        goal = targets(curves)
+        goal = goal[goal["target"] == "uniform final"].set_index("seed")["target_loss"]
+        cost = pd.DataFrame({arm: {s: flops_to_target(c, goal[s]) for (a, s), c in curves.groupby(["arm", "seed"])
+                                   if a == arm and s in goal.index} for arm in dict.fromkeys(curves["arm"])})
+        log_cost = np.log(cost)
+        early = f"; {r.before_growth} of {r.reached} seeds reached it before their first growth" \
+            if r.before_growth else ""
+        claims.append(v.Claim.held_to(
+            "training cost to reach the uniform arm's final loss", f"~{PAPER['cost_saving']:.0%} lower",
+            (f"savings {r.savings:.0%} [{r.savings_low:.0%}, {r.savings_high:.0%}], speed-up {r.speedup:.2f}x "
+             f"[{r.speedup_low:.2f}, {r.speedup_high:.2f}]" if r.reached else "")
+            + f"; reached by {r.reached} of {r.seeds} seeds" + early,
+            v.comparison(r.savings, r.savings_low, r.savings_high, paper_size=PAPER["cost_saving"])
+            if reached else v.qualitative(False),
+            "FLOPs, paired by seed, never imputed; every seed must reach the target; speed-up: geometric mean, "
+            "t-interval of the log ratio", "comparison",
+            _checks(log_cost, "developmental", {"shallow": "the shallow control saves as much",
+                                                "random_source": "random_source saves as much"},
+                    fmt="{:+.2f}")))
+    half = loss_at_fraction(curves, 0.5)
+    halves = pd.DataFrame({arm: {s: half[(arm, s)] for (a, s) in half.index if a == arm}
+                           for arm in dict.fromkeys(a for a, _ in half.index)})
     uniform_final = final["uniform"]
-    margin = t_interval([half[("developmental", s)] - uniform_final[s] for s in uniform_final.index
-                         if ("developmental", s) in half.index])
-    claims.append(v.Claim("developmental at 50% of the budget beats uniform at 100%", "yes",
-                          f"{margin[0]:+.3f} [{margin[1]:+.3f}, {margin[2]:+.3f}] nats (developmental at half minus "
-                          "uniform final)", v.comparison(*margin, paper_direction=-1),
-                          "the difference's interval must lie below zero", "comparison"))
+    margin = t_interval([halves.loc[s, "developmental"] - uniform_final[s] for s in uniform_final.index
+                         if s in halves.index])
+    claims.append(v.Claim.held_to(
+        "developmental at 50% of the budget beats uniform at 100%", "yes",
+        f"{margin[0]:+.3f} [{margin[1]:+.3f}, {margin[2]:+.3f}] nats (developmental at half minus uniform final)",
+        v.comparison(*margin, paper_direction=-1), "the difference's interval must lie below zero", "comparison",
+        _checks(halves, "developmental", {"shallow": "the shallow control at half the budget is as good",
+                                          "random_source": "random_source at half the budget is as good"})))
     return claims
 
 
@@ -79,7 +134,7 @@ def _ratio_verdict(ratio) -> str:
 def findings(tables: dict[str, pd.DataFrame], params: GrowthParams, specimen_name: str = "") -> list[str]:
     """What the runs say, in sentences whose numbers come from the tables. ``specimen_name`` is part of the chapter
     protocol only: growth trains its own models, and the sentences name them."""
-    runs = tables["runs"]
+    runs, curves = tables["runs"], tables["curves"]
     losses = final_losses(runs).set_index("arm")
     best = losses["final_loss"].idxmin()
     out = [f"{len(runs)} runs ({runs['arm'].nunique()} arms x {runs['seed'].nunique()} seeds) on a budget of "
@@ -92,23 +147,80 @@ def findings(tables: dict[str, pd.DataFrame], params: GrowthParams, specimen_nam
         side = "below" if r.diff_high < 0 else "above" if r.diff_low > 0 else "not distinguishable from"
         out.append(f"{arm}: {r.final_loss:.3f} nats, {r.minus_uniform:+.3f} [{r.diff_low:+.3f}, {r.diff_high:+.3f}] "
                    f"against uniform ({side} it).")
+    if len(runs["seed"].unique()) > 1 and "uniform" in losses.index:
+        d = detectable_difference(runs)
+        out.append(f"With {d['seeds']} seeds, a paired difference in final loss must exceed {d['half_width']:.2f} "
+                   f"nats for its interval to exclude zero, and {d['at_power']:.2f} nats to be detected "
+                   f"{d['power']:.0%} of the time (spread of paired differences {d['sd_paired']:.3f} nats).")
     events = tables.get("events")
     if events is not None and len(events):
-        goal = targets(tables["curves"])
-        goal = goal[goal["target"] == "uniform final"].set_index("seed")["target_loss"]
-        early = []
-        for (arm, seed), curve in tables["curves"].groupby(["arm", "seed"]):
-            first = events[(events["arm"] == arm) & (events["seed"] == seed)]["flops"]
-            if len(first) and seed in goal.index and flops_to_target(curve, goal[seed]) < first.min():
-                early.append((arm, seed))
-        grown = events.groupby("arm")["seed"].nunique()
-        out.append(f"{len(early)} of {int(grown.sum())} growing runs reached their seed's final uniform loss before "
-                   f"their first growth event, i.e. while still {params.start_layers} layers deep: at this budget "
-                   "the deep model is undertrained, and the growing arms' advantage is being shallow, as the "
-                   "shallow control shows.")
+        reach = compute_to_target(curves, events)
+        final_reach = reach[reach["target"] == "uniform final"]
+        grown = final_reach[final_reach["arm"].isin(set(events["arm"]))]
+        early, total = int(grown["before_growth"].sum()), int(grown["seeds"].sum())
+        sentence = (f"{early} of {total} growing runs reached their seed's final uniform loss before their first "
+                    f"growth event, while still {params.start_layers} layers deep")
+        if 2 * early >= total:
+            sentence += (": for those runs every number is the shallow control's, so at this budget the growing "
+                         "arms' advantage is being shallow, not growing.")
+        out.append(sentence + ("." if 2 * early < total else ""))
+        out += _event_sentences(tables, params)
     if {"developmental", "random_source"} <= set(losses.index):
         pair = runs.pivot(index="seed", columns="arm", values="final_val_loss")
         diff = t_interval(pair["developmental"] - pair["random_source"])
         out.append(f"Cloning the most important layers instead of random ones changes the final loss by {diff[0]:+.3f} "
                    f"[{diff[1]:+.3f}, {diff[2]:+.3f}] nats.")
+    wall = wall_at_matched_flops(runs).set_index("arm")
+    others = wall.drop(index="uniform", errors="ignore")
+    if len(others):
+        spread = float(others["saving"].abs().max())
+        out.append(f"At matched FLOPs the wall time {'barely depends' if spread < 0.1 else 'depends'} on the arm: "
+                   f"savings against uniform range from {others['saving'].min():+.0%} ({others['saving'].idxmin()}) to "
+                   f"{others['saving'].max():+.0%} ({others['saving'].idxmax()})"
+                   + ("; the paper's equal-steps saving comes from taking fewer FLOPs, not faster ones."
+                      if spread < 0.1 else "."))
+    anatomy = tables.get("anatomy")
+    if anatomy is not None and len(anatomy):
+        out.append(_anatomy_sentence(anatomy, params.target_layers))
     return out
+
+
+def _event_sentences(tables: dict[str, pd.DataFrame], params: GrowthParams) -> list[str]:
+    """What the growth operators did: which layers the developmental arm cloned and removed, and how far each
+    operator moved the loss at once."""
+    events, out = tables["events"], []
+    developed = events[events["kind"] == "develop"]
+    if len(developed):
+        cloned = pd.Series([int(x) for row in developed["sources"].fillna("") for x in str(row).split(",") if x != ""])
+        removed = [x for row in developed["removed"].fillna("") for x in str(row).split(",") if x not in ("", "nan")]
+        top = cloned.value_counts()
+        out.append(f"The developmental arm cloned {len(cloned)} layers over {len(developed)} events; the most cloned "
+                   f"source is L{top.index[0]} ({top.iloc[0]} times), and {len(removed)} layer"
+                   f"{'' if len(removed) == 1 else 's'} had an interval below zero and "
+                   f"{'was' if len(removed) == 1 else 'were'} removed (events table).")
+    jumps = growth_jumps(tables["curves"], events)
+    if len(jumps):
+        by_kind = jumps.groupby(["kind", "layers"], sort=False)["jump"].agg(["mean", "min", "max"])
+        parts = [f"{kind} {layers}: {r['mean']:+.2f} nats ({r['min']:+.2f} to {r['max']:+.2f})"
+                 for (kind, layers), r in by_kind.iterrows()]
+        out.append("Growing is not function-preserving: the validation loss right after each operator, minus just "
+                   "before, over seeds: " + "; ".join(parts) + ".")
+    return out
+
+
+def _anatomy_sentence(anatomy: pd.DataFrame, target_layers: int) -> str:
+    """Does an anatomy emerge? The trained models' skip-ablation classes."""
+    parts = []
+    for arm, rows in anatomy.groupby("arm", sort=False):
+        top = rows.loc[rows["change_pct"].idxmax()]
+        connective = int((rows["class"] == "connective tissue").sum())
+        anti = int((rows["class"] == "anti-layer").sum())
+        parts.append(f"{arm}: L{int(top.layer)} {top.change_pct:+,.0f}%, {connective} of {len(rows)} connective, "
+                     f"{anti} anti-layers")
+    mattering = anatomy[anatomy["ci_low"] >= 30]
+    emerged = mattering.groupby("arm")["layer"].nunique()
+    verdict = ("Only the first layer matters in every trained model: no critical core and no anti-layers emerge at "
+               "this budget" if len(emerged) and emerged.max() <= 1 and set(mattering["layer"]) <= {0}
+               else "An anatomy beyond the first layer emerges")
+    return f"Does an anatomy emerge? {verdict} (skip ablation of the trained {target_layers}-layer models; " \
+           + "; ".join(parts) + ")."

@@ -159,3 +159,60 @@ def branch_check(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
                      "branch": float(branch.iloc[0]), "difference": float(r.final_val_loss - branch.iloc[0]),
                      "seed_sd": float(same["final_val_loss"].std(ddof=1)) if len(same) > 1 else math.nan})
     return pd.DataFrame(rows)
+
+
+def budget_table(tables: dict[str, pd.DataFrame], train_tokens: int) -> pd.DataFrame:
+    """For reading: per arm and budget, the final loss with its interval, tokens seen and the passes over the
+    training text they amount to."""
+    table = loss_by_budget(tables)
+    table["epochs"] = table["tokens"] / train_tokens
+    return table
+
+
+# the H200's dense BF16 peak (989 TFLOP/s) at an assumed share: a width-128 model is far too small to fill it
+H200_ASSUMED_FLOPS = 989e12 * 0.05
+
+
+def budget_findings(tables: dict[str, pd.DataFrame], base_budget: float, train_tokens: int,
+                    gpu_flops_per_s: float = H200_ASSUMED_FLOPS) -> list[str]:
+    """The budget sweep in sentences whose numbers come from its tables."""
+    out = []
+    by_budget = budget_table(tables, train_tokens)
+    multiples = sorted(by_budget["multiple"].unique())
+    seeds = int(by_budget["seeds"].max())
+    out.append(f"{by_budget['arm'].nunique()} arms x {seeds} seeds at {len(multiples)} budgets, "
+               f"{multiples[0]:g}x to {multiples[-1]:g}x the chapter's ({base_budget * multiples[0]:.3g} to "
+               f"{base_budget * multiples[-1]:.3g} FLOPs); the most data reuse is "
+               f"{by_budget['epochs'].max():.1f} passes over the training text "
+               f"({by_budget.loc[by_budget['epochs'].idxmax(), 'arm']} at {multiples[-1]:g}x).")
+    differences = paired_differences(tables)
+    for pair, group in differences.groupby("pair", sort=False):
+        steps = ", ".join(f"{r.multiple:g}x {r.difference:+.3f} [{r.low:+.3f}, {r.high:+.3f}]"
+                          for r in group.itertuples())
+        out.append(f"{pair} (final loss, paired by seed; below zero: the first is better): {steps}.")
+    cross = crossover(tables)
+    cpu = measured_throughput(tables)
+    if cross["kind"] == "measured":
+        cost = compute_cost(cross["measured"], base_budget, cpu, gpu_flops_per_s)
+        out.append(f"Measured: from {cross['measured']:g}x the chapter's budget ({cost['flops']:.3g} FLOPs) the "
+                   f"12-layer uniform model is better than the 3-layer one, its paired interval below zero.")
+    elif cross["kind"] == "extrapolated":
+        point = cross["extrapolated"]
+        cost = compute_cost(point, base_budget, cpu, gpu_flops_per_s)
+        interval = (f" [{cross['extrapolated_low']:.3g}x, {cross['extrapolated_high']:.3g}x]"
+                    if np.isfinite(cross["extrapolated_low"]) else "")
+        out.append(f"Not reached within {cross['largest_swept']:g}x. Extrapolated (saturating power laws fitted per "
+                   f"seed; {cross['seeds_crossing']} of {cross['seeds']} seeds' fits cross): the uniform model "
+                   f"would overtake the shallow one at about {point:.3g}x the chapter's budget{interval}, "
+                   f"{cost['flops']:.3g} FLOPs per run: {cost['cpu_hours']:.1f} hours of this CPU at the sweep's "
+                   f"{cpu / 1e9:.0f} GFLOP/s, {cost['gpu_hours'] * 60:.1f} minutes on one H200 at an assumed "
+                   f"{gpu_flops_per_s / 1e12:.0f} TFLOP/s. An extrapolation, not a measurement.")
+    else:
+        out.append(f"Not reached within {cross['largest_swept']:g}x, and no seed's fitted laws cross below "
+                   f"{SEARCH_MULTIPLES[1]:g}x: on these curves the 3-layer model stays ahead.")
+    check = branch_check(tables)
+    if len(check):
+        parts = ", ".join(f"{r.arm} {r.difference:+.3f} nats (seed spread {r.seed_sd:.3f})" for r in check.itertuples())
+        out.append(f"Branch against fresh run at {check['multiple'].iloc[0]:g}x (the chapter's warm-up of its own "
+                   f"budget instead of the base budget's): fresh minus branch {parts}.")
+    return out

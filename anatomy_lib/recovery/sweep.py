@@ -62,6 +62,7 @@ def recovery_run(context: RecoveryContext, layer: int, kind: str, noise_seed: in
     """One run: damage ``layer`` (matched or given sigma; a sham has sigma 0), fine-tune, evaluate.
     Returns (summary row, curve table). The model comes back bit for bit."""
     started = time.perf_counter()
+    protocol = "sham" if kind == "sham" else "matched" if sigma is None else "fixed"
     lab = context.eval_lab
     adapter = lab.adapter
     adapter.check_layer(layer)
@@ -70,7 +71,6 @@ def recovery_run(context: RecoveryContext, layer: int, kind: str, noise_seed: in
     elif sigma is None:
         sigma, _ = matched_sigma(lab, layer, params.target_nats, noise_seed, params.noise_tensors,
                                  params.bisection_steps)
-    protocol = "sham" if kind == "sham" else "matched" if sigma is None else "fixed"
     engine = lab.engine
     with training_snapshot(adapter, trainable_parameters(adapter, layer, params.trainable)):
         with surgery(adapter) as editor:

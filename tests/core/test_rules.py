@@ -106,3 +106,45 @@ def test_claims_tables_render_for_a_page():
     assert 'class="anatomy-claims"' in verdicts.book_table(book).to_html(escape=False)
     assert verdicts.verdict_counts(book).loc["all"].sum() == 2
     assert verdicts.headline(book)[0].startswith("Of the paper's 2")
+
+
+CONTROLLED = [  # (verdict by the claim's own rule, [(control, verdict against it)], expected verdict, words expected)
+    (R, [("shallow control", R)], R, ""),                                   # beats its control: stands
+    (R, [("shallow control", N)], N, "the shallow control saves as much"),  # the control does as well
+    (R, [("shallow control", R), ("random_source", N)], N, "random_source"),  # importance adds nothing
+    (P, [("shallow control", R)], P, ""),
+    (R, [("shallow control", P)], P, "(in part)"),
+    (R, [("sham of the same layer", C)], N, "could not be measured"),      # nothing credits the intervention
+    (N, [("shallow control", N)], N, ""),                                   # already not reproduced: nothing added
+    (C, [("shallow control", R)], C, ""),
+]
+
+
+@pytest.mark.parametrize("own, checks, expected, words", CONTROLLED)
+def test_a_verdict_is_held_to_its_controls(own, checks, expected, words):
+    said = {"shallow control": "the shallow control saves as much", "random_source": "random_source does as well",
+            "sham of the same layer": "the sham could not be measured"}
+    made = [v.ControlCheck(name, verdict, said[name]) for name, verdict in checks]
+    verdict, because = v.controlled(own, *made)
+    assert verdict == expected and words in because
+    claim = v.Claim.held_to("a claim", "paper", "ours", own, "", "comparison", made)
+    assert claim.verdict == expected and claim.control == ", ".join(name for name, _ in checks)
+
+
+def test_growth_triples_paper_ours_control():
+    """(paper, ours, control) for a growth saving: ours meets the paper's 54%, so the rule alone says
+    reproduced; a shallow control saving as much knocks it down, one saving clearly less leaves it standing."""
+    paper, ours, ours_low, ours_high = 0.54, 0.78, 0.65, 0.87
+    own = v.comparison(ours, ours_low, ours_high, paper_size=paper)
+    assert own == R
+    for control_gap, expected in (((0.0, -0.05, 0.05), N), ((0.3, 0.2, 0.4), R)):
+        check = v.ControlCheck("shallow control", v.comparison(*control_gap), "the shallow control saves as much")
+        assert v.controlled(own, check)[0] == expected
+
+
+def test_recovery_triples_paper_ours_sham():
+    """(paper, ours, sham) for "recovers almost at once": a layer back within 10 steps by the raw rule, whose
+    sham improves as much, has not recovered anything the sham did not."""
+    own = v.share(3, 3)
+    assert v.controlled(own, v.ControlCheck("sham of the same layer", v.share(1, 3), "the sham moves as much"))[0] == N
+    assert v.controlled(own, v.ControlCheck("sham of the same layer", v.share(3, 3), "-"))[0] == R

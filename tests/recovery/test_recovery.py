@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from conftest import state_hash, tiny_lab
+from conftest import state_hash, tiny_lab, tiny_specimen
 
 from anatomy_lib.core.surgery import surgery
 from anatomy_lib.recovery import (
@@ -241,3 +241,41 @@ def test_recovery_explorer_shows_stored_runs_and_trains_on_press(real_specimen):
     steps.value = steps.min
     button.click()
     assert bar.description.startswith("done")
+
+
+BOTH_PROTOCOLS = replace(SMALL, layers=(1, 3), sham_layers=(1, 3), repeat_layers=(3,), repeat_count=2,
+                         fixed_sigmas=(0.25, 1.0), lr=3e-3)
+
+
+@pytest.mark.integration
+def test_recovery_is_judged_against_the_sham_under_both_protocols(tiny_blocks):
+    """Every criterion of the sensitivity table, both protocols, the claims and findings, from one small sweep;
+    against the sham of the same layer, a damaged run's remaining excess is the damaged minus the sham NLL (one
+    family: the judging is family-blind, the runs are tested per family above)."""
+    from anatomy_lib.recovery import findings, paper_claims
+    from anatomy_lib.recovery.analysis import MAIN_CRITERION, SENSITIVITY, Criterion, judged_runs, sensitivity_table
+
+    params = BOTH_PROTOCOLS
+    tiny = tiny_specimen("llama", n_layers=5, seed=1)
+    tables = recovery_sweep(_context(tiny, tiny_blocks, params), params, progress=False)
+    assert set(tables["runs"]["protocol"]) == {"matched", "fixed", "sham"}
+    judged = judged_runs(tables, MAIN_CRITERION)
+    assert len(judged) == len(tables["runs"].query("kind == 'damaged'"))
+    one = judged[(judged["layer"] == 1) & (judged["protocol"] == "fixed") & (judged["sigma"] == 1.0)].iloc[0]
+    curves = tables["curves"]
+    damaged = curves[(curves["layer"] == 1) & (curves["protocol"] == "fixed") & (curves["sigma"] == 1.0)]
+    sham = curves[(curves["layer"] == 1) & (curves["kind"] == "sham")]
+    assert one.final_excess_nll == pytest.approx(damaged["nll"].iloc[-1] - sham["nll"].iloc[-1], abs=1e-9)
+    assert one.fraction_low <= one.recovered_fraction <= one.fraction_high
+    raw = judged_runs(tables, Criterion("baseline", 0.9))
+    assert raw["final_excess_nll"].to_numpy() == pytest.approx(
+        tables["runs"].query("kind == 'damaged'")["final_excess_nll"].to_numpy(), abs=1e-9)
+    table = sensitivity_table(tables, n_boot=200)
+    assert list(table.columns) == ["protocol", "layer", *[c.label for c in SENSITIVITY]]
+    assert set(table["protocol"]) == {"matched", "fixed sigma 0.25", "fixed sigma 1"}
+    importance = pd.DataFrame({"layer": range(5), "change_pct": [500.0, 20.0, 5.0, 40.0, 300.0],
+                               "class": ["input processor", "connective tissue", "connective tissue",
+                                         "important (middle)", "output processor"]})
+    claims = paper_claims({**tables, "importance": importance}, params)
+    assert claims and all(c.control == "sham of the same layer" for c in claims)
+    assert findings({**tables, "importance": importance}, params, "tiny")
