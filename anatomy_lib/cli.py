@@ -22,15 +22,25 @@ from .core.profiles import PROFILES
 from .core.rules import claims_table
 from .core.specimens import SpecimenError
 from .growth.analysis import compute_to_target, final_losses
+from .growth.budgets import BudgetParams, budgets
 from .growth.compute import growth
 from .growth.params import GrowthParams
 from .growth.report import paper_claims
+from .growth.scaling import branch_check, crossover, loss_by_budget, paired_differences
 from .growth.trainer import CheckpointError, Checkpointing
 from .importance.analysis import rank_agreement
 from .importance.compute import MODES, ContinuationParams, ImportanceParams, ablation_continuations, importance
 from .manipulation.compute import ManipulationParams, manipulation
 from .predictability.compute import PredictabilityParams, predictability
-from .recovery.analysis import per_layer, rank_correlations, sham_drift, steps_label
+from .recovery.analysis import (
+    MAIN_CRITERION,
+    judged_layers,
+    judged_runs,
+    rank_correlations,
+    sensitivity_table,
+    sham_drift,
+    steps_label,
+)
 from .recovery.params import RecoveryParams
 from .recovery.sweep import recovery
 from .structure.compute import StructureParams, structure, summarize
@@ -226,13 +236,18 @@ def cmd_recovery(args) -> int:
             "area_excess_nll"]
     with pd.option_context("display.width", 200, "display.max_rows", 200):
         print(table[cols].to_string(index=False, float_format=lambda v: f"{v:.4f}"))
-        print(f"\ntolerance: {table['tolerance_nll'].iloc[0]:.4f} nats")
-        print("\nshams:")
-        print(sham_drift(tables["runs"], tables["curves"]).to_string(index=False, float_format=lambda v: f"{v:+.4f}"))
-        imp = importance(lab, ImportanceParams())
-        print("\nrank correlations with importance (chapter 2, neighbor_mean):")
-        print(rank_correlations(per_layer(tables["runs"]), imp).to_string(index=False,
-                                                                           float_format=lambda v: f"{v:+.3f}"))
+        print(f"\n(steps above: within {table['tolerance_nll'].iloc[0]:.4f} nats of the baseline, unpaired)")
+        if params.sham_layers:
+            print("\nshams:")
+            print(sham_drift(tables["runs"], tables["curves"]).to_string(index=False,
+                                                                         float_format=lambda v: f"{v:+.4f}"))
+        print("\nsteps to recover under every criterion ('> N': not within the budget):")
+        print(sensitivity_table(tables, target_nats=params.target_nats).to_string(index=False))
+        if params.damage == "matched" and params.sham_layers:
+            imp = importance(lab, ImportanceParams())
+            print(f"\nrank correlations with importance (chapter 2, neighbor_mean; {MAIN_CRITERION.label}):")
+            layers = judged_layers(judged_runs(tables, MAIN_CRITERION), "matched")
+            print(rank_correlations(layers, imp).to_string(index=False, float_format=lambda v: f"{v:+.3f}"))
     return 0
 
 
@@ -251,6 +266,28 @@ def cmd_growth(args) -> int:
         print()
         print(claims_table(paper_claims(tables, params)).to_string(index=False))
     return 0
+
+
+def cmd_growth_budgets(args) -> int:
+    params = params_from(args, BudgetParams, base=BudgetParams.for_profile(args.profile))
+    print(f"growth budget sweep, profile {args.profile}: arms {list(params.arms)} x {params.seeds} seeds at "
+          f"{list(params.multiples)} x {params.budget:.3g} FLOPs; {params.work():.3g} training FLOPs in all")
+    tables = budgets(params, recompute=args.recompute)
+    with pd.option_context("display.width", 200, "display.max_columns", 20, "display.max_rows", 200):
+        print(loss_by_budget(tables).to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+        print()
+        print(paired_differences(tables).to_string(index=False, float_format=lambda v: f"{v:+.4f}"))
+        print()
+        print(crossover(tables))
+        print(branch_check(tables).to_string(index=False, float_format=lambda v: f"{v:+.4f}"))
+    return 0
+
+
+def _budget_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--profile", default="quick", choices=list(PROFILES))
+    parser.add_argument("--recompute", action="store_true", help="ignore a stored result")
+    parser.add_argument("--debug", action="store_true", help="show the full traceback of an error")
+    add_params_options(parser, BudgetParams)
 
 
 def _growth_args(parser: argparse.ArgumentParser) -> None:
@@ -286,9 +323,11 @@ COMMANDS = {
                  "profile's sizes)", _params_args(RecoveryParams)),
     "growth": (cmd_growth, "growth training arms at matched FLOPs, several seeds (trains its own small models)",
                _growth_args),
+    "growth-budgets": (cmd_growth_budgets, "uniform, shallow and G_stack at several budgets, one trajectory and a "
+                       "decay branch per budget (trains its own small models)", _budget_args),
 }
 
-STANDALONE = {"growth"}  # commands that load no specimen
+STANDALONE = {"growth", "growth-budgets"}  # commands that load no specimen
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -44,10 +44,23 @@ def verdict_counts(table: pd.DataFrame) -> pd.DataFrame:
 def book_table(table: pd.DataFrame):
     """A ``book_claims`` table for reading: the note under each claim in small type, specimen and profile in
     one column, verdicts coloured (with their text); render with ``to_html(escape=False)``."""
+    controls = table["Control"] if "Control" in table else pd.Series("", index=table.index)
+    because = table["Because"] if "Because" in table else pd.Series("", index=table.index)
+
+    def claim_cell(claim, note, control, knocked) -> str:
+        cell = html.escape(claim)
+        if note:
+            cell += f"<br><small>{html.escape(note)}</small>"
+        if control:
+            cell += f"<br><small><b>held to:</b> {html.escape(control)}</small>"
+        if knocked:
+            cell += f"<br><small><b>knocked down:</b> {html.escape(knocked)}</small>"
+        return cell
+
     shown = pd.DataFrame({
         "Section": table["section"],
-        "Claim": [f"{html.escape(c)}<br><small>{html.escape(n)}</small>" if n else html.escape(c)
-                  for c, n in zip(table["Claim"], table["Note"])],
+        "Claim": [claim_cell(c, n, k or "", b or "") for c, n, k, b in
+                  zip(table["Claim"], table["Note"], controls.fillna(""), because.fillna(""))],
         "Paper": table["Paper"].map(html.escape), "Ours": table["Ours"].map(html.escape),
         "Verdict": table["Verdict"], "Rule": table["Rule"],
         "Specimen, profile": [f"{html.escape(s)}, {p}" for s, p in zip(table["specimen"], table["profile"])]})
@@ -69,6 +82,11 @@ def headline(table: pd.DataFrame) -> list[str]:
         if len(named):
             out.append(f"{v.capitalize()}: " + "; ".join(f"{c.Claim} (chapter {c.chapter})"
                                                            for c in named.itertuples()) + ".")
+    knocked = findings[findings["Because"].fillna("").astype(bool)] if "Because" in findings else findings.iloc[:0]
+    if len(knocked):
+        out.append(f"{len(knocked)} of the not-reproduced findings would pass their own rule but not the control "
+                   "shown beside them, and are counted as not reproduced: "
+                   + "; ".join(f"{c.Claim} (chapter {c.chapter}: {c.Because})" for c in knocked.itertuples()) + ".")
     if len(specimen):
         out.append(f"Its description of the specimen (chapter 1): {len(specimen)} facts, {_counted(specimen)}.")
     out.append("Specimens behind the rows: " + ", ".join(sorted(set(table["specimen"]))) + "; profiles: "

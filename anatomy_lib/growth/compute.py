@@ -1,6 +1,8 @@
 """Every arm with every seed, trained on the same FLOP budget, through the results store."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
@@ -85,3 +87,27 @@ def compute(lab=None, params: GrowthParams | None = None, *, recompute: bool = F
     """Chapter 7's tables (the chapter protocol, ``core.chapter``; growth trains its own models: ``lab`` is not
     used, and the default parameters are the quick profile's)."""
     return growth(params or GrowthParams(), recompute=recompute, progress=progress)
+
+
+# the learning-rate check: the chapter's rate and one on either side, for the two arms the verdict turns on
+LR_CHECK = (1e-3, 3e-3, 1e-2)
+LR_CHECK_ARMS = ("uniform", "shallow")
+
+
+def lr_check_params(params: GrowthParams, rates=LR_CHECK, arms=LR_CHECK_ARMS) -> list[GrowthParams]:
+    """The stored growth results the learning-rate check needs (one seed, each rate but the chapter's own)."""
+    return [replace(params, lr=rate, arms=tuple(arms), seeds=1) for rate in rates if rate != params.lr]
+
+
+def lr_check(params: GrowthParams, tables: dict[str, pd.DataFrame], rates=LR_CHECK, arms=LR_CHECK_ARMS,
+             recompute: bool = False, progress: bool = True) -> pd.DataFrame:
+    """Final loss of ``arms`` (seed 0) at each learning rate: is the verdict an artefact of one shared rate? The
+    chapter's own rate is read from its tables; every other rate is its own stored result."""
+    rows = []
+    others = {p.lr: p for p in lr_check_params(params, rates, arms)}
+    for rate in rates:
+        runs = tables["runs"] if rate == params.lr else growth(others[rate], recompute=recompute,
+                                                                progress=progress)["runs"]
+        for r in runs[(runs["seed"] == 0) & runs["arm"].isin(arms)].itertuples():
+            rows.append({"lr": rate, "arm": r.arm, "final_val_loss": r.final_val_loss, "steps": r.steps})
+    return pd.DataFrame(rows)

@@ -136,6 +136,7 @@ class TrainConfig:
     importance_boot: int = 500
     extra_eval_steps: tuple[int, ...] = field(default=())
     compile: bool = False  # torch.compile the training forward (evaluation stays eager)
+    stop_at: float | None = None  # stop after this many FLOPs (the schedule still runs on the whole budget)
 
 
 @dataclass
@@ -403,7 +404,7 @@ def train(arm: Arm, config: TrainConfig, data: TextData, seed: int, progress: bo
             record("growth")
         n_layers = len(model.model.layers)
         cost = step_flops(shape, [True] * n_layers, True, config.batch)
-        if used + cost > config.budget:
+        if used + cost > (config.budget if config.stop_at is None else min(config.stop_at, config.budget)):
             break
         current_lr = config.schedule.at(used, config.budget)
         if rewarm_from is not None and config.rewarm > 0:

@@ -20,15 +20,16 @@ optimiser, learning rate, threshold or seed: each is a field of ``RecoveryParams
 - **Sham.** The same fine-tuning with sigma = 0: how far fine-tuning on old speeches moves the NLL by itself.
   Every damaged layer has its own sham (the sham of layer l trains layer l), so recovery can be judged against
   the sham of the same layer at the same step (``analysis``).
-- **Two protocols.** Beside the main one (``damage``), ``fixed_sigmas`` damages every layer at each of these
-  sigmas as well (one noise seed): the paper most likely used one noise level for every layer, under which a
-  critical layer starts far more damaged. Shams are shared by both protocols.
+- **Two protocols.** Matched damage is this book's; the paper most likely used one noise level for every layer
+  (``damage="sigma"``), under which a critical layer starts far more damaged. ``fixed_protocol`` gives that
+  protocol's parameters beside a matched sweep: every layer at each sigma, one noise seed, no shams of its own
+  (it is judged against the matched sweep's, which are the same runs).
 
 How a run trains, and why it is fast, is in ``training``.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..core.checks import non_negative_number, one_of, positive_int, positive_number
 from ..core.params import DiagnosticParams, PaperLayers
@@ -48,7 +49,7 @@ class RecoveryParams(DiagnosticParams):
     named on the paper's 30 layers until ``resolved`` maps them to the specimen's depth."""
 
     DIAGNOSTIC = "recovery"
-    VERSION = 2  # 2: per-block NLLs stored (paired intervals), a sham for every layer, the fixed-noise protocol
+    VERSION = 2  # 2: per-block NLLs stored (paired intervals), a sham for every layer
 
     layers: tuple[int, ...] = field(default=QUICK_LAYERS, metadata={"help": "layers damaged, one run each",
                                                                      "layers": True})
@@ -77,8 +78,6 @@ class RecoveryParams(DiagnosticParams):
     tolerance_nats: float | None = field(default=None, metadata={
         "help": "recovered within this many nats of baseline (default: max(0.01, baseline interval half-width))"})
     quick_steps: int = field(default=10, metadata={"help": "'recovers almost at once': within this many steps"})
-    fixed_sigmas: tuple[float, ...] = field(default=(0.25, 1.0), metadata={
-        "help": "the fixed-noise protocol: every layer also damaged at each of these sigmas (() for none)"})
     sham_layers: tuple[int, ...] = field(default=QUICK_LAYERS, metadata={
         "help": "layers with a sham run (sigma 0)", "layers": True})
     repeat_layers: tuple[int, ...] = field(default=PaperLayers((11, 14, 29)), metadata={
@@ -93,7 +92,7 @@ class RecoveryParams(DiagnosticParams):
             raise ValueError("choose at least one layer")
         one_of(self.damage, DAMAGE_MODES, "damage mode")
         positive_number(self.target_nats, "target_nats")
-        for sigma in (*self.sigmas, *self.fixed_sigmas):
+        for sigma in self.sigmas:
             non_negative_number(sigma, "sigma")
         one_of(self.noise_tensors, NOISE_TENSORS, "noise tensor set")
         one_of(self.trainable, TRAINABLE_SETS, "trainable set")
@@ -120,19 +119,20 @@ class RecoveryParams(DiagnosticParams):
         return sorted({0, self.steps, *regular, *(s for s in self.early_evals if s <= self.steps)})
 
     def runs(self) -> list[tuple[int, str, int, float | None]]:
-        """(layer, kind, noise seed, sigma) of every run: the main protocol's damaged runs (under
-        ``damage="sigma"`` one per sigma of the grid; matched damage finds its sigma per run: None), then the
-        fixed-noise protocol's (``fixed_sigmas``, first noise seed, runs the main protocol already has not
-        repeated), then shams (sigma 0). The one count of runs that the sweep, the CLI, the chapter and the time
-        estimate all use."""
+        """(layer, kind, noise seed, sigma) of every run: damaged runs (under ``damage="sigma"`` one per sigma of
+        the grid; matched damage finds its sigma per run: None), then shams (sigma 0). The one count of runs
+        that the sweep, the CLI, the chapter and the time estimate all use."""
         grid = self.sigmas if self.damage == "sigma" else (None,)
         out = []
         for layer in self.layers:
             count = self.repeat_count if layer in self.repeat_layers else 1
             out += [(layer, "damaged", self.noise_seed + i, sigma) for i in range(count) for sigma in grid]
-        out += [run for sigma in self.fixed_sigmas for layer in self.layers
-                if (run := (layer, "damaged", self.noise_seed, sigma)) not in out]
         return out + [(layer, "sham", self.noise_seed, 0.0) for layer in self.sham_layers]
+
+    def fixed_protocol(self, sigmas: tuple[float, ...]) -> "RecoveryParams":
+        """The fixed-noise protocol beside this sweep: every layer at each sigma, one noise seed, no shams (it is
+        judged against this sweep's shams, which are the same runs)."""
+        return replace(self, damage="sigma", sigmas=tuple(sigmas), sham_layers=(), repeat_layers=())
 
     def work(self, profile=None) -> float:
         """Training tokens of every run (fine-tuning dominates a recovery sweep)."""

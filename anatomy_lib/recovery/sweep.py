@@ -136,9 +136,25 @@ def recovery(lab, params: RecoveryParams | None = None, recompute: bool = False,
     return lab.stored(params, run, recompute)
 
 
-def compute(lab, params: RecoveryParams | None = None, *, recompute: bool = False,
-            progress: bool = True) -> dict[str, pd.DataFrame]:
-    """Chapter 6's tables (the chapter protocol, ``core.chapter``): the runs and curves, and chapter 2's
-    classified importance table (``importance``) that recovery is judged against."""
+# the fixed-noise protocol the chapter runs beside its matched sweep (empty: not run yet at the quick profile)
+FIXED_SIGMAS: tuple[float, ...] = ()
+
+
+def merged(main: dict[str, pd.DataFrame], extra: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """Two sweeps on the same blocks as one set of tables (the fixed-noise protocol beside the matched one)."""
+    if not main["baseline"].equals(extra["baseline"]):
+        raise ValueError("the two sweeps were evaluated on different blocks; they cannot be judged together")
+    return {name: main[name] if name == "baseline" else pd.concat([main[name], extra[name]], ignore_index=True)
+            for name in main}
+
+
+def compute(lab, params: RecoveryParams | None = None, *, fixed_sigmas: tuple[float, ...] = FIXED_SIGMAS,
+            recompute: bool = False, progress: bool = True) -> dict[str, pd.DataFrame]:
+    """Chapter 6's tables (the chapter protocol, ``core.chapter``): the runs, curves and per-block NLLs of the
+    sweep, with the fixed-noise protocol at ``fixed_sigmas`` beside a matched sweep (its own stored result),
+    and chapter 2's classified importance table (``importance``) that recovery is judged against."""
+    params = (params or RecoveryParams.for_profile(lab.profile)).resolved(lab)
     tables = recovery(lab, params, recompute, progress)
+    if fixed_sigmas and params.damage == "matched":
+        tables = merged(tables, recovery(lab, params.fixed_protocol(fixed_sigmas), recompute, progress))
     return {**tables, "importance": importance(lab, ImportanceParams(), progress=progress)}

@@ -90,3 +90,20 @@ def test_an_extrapolated_crossover_is_labelled_and_lands_where_the_laws_cross():
     assert measured["kind"] == "measured" and measured["measured"] == 8
     never = scaling.crossover(_law_tables({"uniform": (3.7, 2.0, 0.5), "shallow": (3.6, 0.8, 0.5)}))
     assert never["kind"] == "none" and math.isnan(never["extrapolated"])
+
+
+@pytest.mark.integration
+def test_the_event_study_starts_every_variant_from_one_state():
+    """Every variant of an arm starts from the same loss (the shared fork), and only the variant that changes
+    the clone noise changes the loss right after the operator."""
+    from anatomy_lib.growth.events import VARIANTS, EventParams, event_findings, event_summary, run_events
+
+    params = EventParams.for_profile("smoke", seeds=1)
+    tables = run_events(params, progress=False)
+    summary = event_summary(tables)
+    assert set(summary["variant"]) == set(VARIANTS) and set(summary["arm"]) == {"gstack", "developmental"}
+    for arm, group in summary.groupby("arm"):
+        assert group["before"].nunique() == 1, arm
+        same_jump = group[group["variant"].isin(["as run", "fresh optimiser", "no re-warm-up"])]["jump"]
+        assert same_jump.nunique() == 1, arm
+    assert event_findings(tables, params)

@@ -182,21 +182,14 @@ def test_profiles_and_schedule():
     assert kinds.count("sham") == len(quick.sham_layers)
     assert [seed for layer, kind, seed, sigma in quick.runs() if layer == 11 and kind == "damaged" and sigma is None
             ] == [0, 1]
-    # every damaged layer has its own sham, and the fixed-noise protocol damages every layer at each sigma once
+    # every damaged layer has its own sham; the fixed-noise protocol damages every layer at each sigma once
     assert set(quick.sham_layers) == set(quick.layers)
-    fixed = [(layer, sigma) for layer, kind, _, sigma in quick.runs() if kind == "damaged" and sigma is not None]
-    assert sorted(fixed) == sorted((layer, sigma) for layer in quick.layers for sigma in quick.fixed_sigmas)
-
-
-def test_the_fixed_protocol_does_not_repeat_the_main_one():
-    params = replace(SMALL, damage="sigma", sigmas=(0.25,), fixed_sigmas=(0.25, 1.0), layers=(1, 3), repeat_layers=(),
-                     sham_layers=())
-    assert sorted(params.runs()) == sorted([(1, "damaged", 0, 0.25), (3, "damaged", 0, 0.25),
-                                            (1, "damaged", 0, 1.0), (3, "damaged", 0, 1.0)])
+    fixed = quick.fixed_protocol((0.25, 1.0)).runs()
+    assert sorted(fixed) == sorted((layer, "damaged", 0, sigma) for layer in quick.layers for sigma in (0.25, 1.0))
 
 
 SIGMA_GRID = replace(SMALL, damage="sigma", sigmas=(0.25, 1.0), layers=(1, 3), repeat_layers=(3,), repeat_count=2,
-                     sham_layers=(1,), fixed_sigmas=())
+                     sham_layers=(1,))
 
 
 def test_runs_count_the_sigma_grid():
@@ -243,8 +236,7 @@ def test_recovery_explorer_shows_stored_runs_and_trains_on_press(real_specimen):
     assert bar.description.startswith("done")
 
 
-BOTH_PROTOCOLS = replace(SMALL, layers=(1, 3), sham_layers=(1, 3), repeat_layers=(3,), repeat_count=2,
-                         fixed_sigmas=(0.25, 1.0), lr=3e-3)
+BOTH_PROTOCOLS = replace(SMALL, layers=(1, 3), sham_layers=(1, 3), repeat_layers=(3,), repeat_count=2, lr=3e-3)
 
 
 @pytest.mark.integration
@@ -254,10 +246,13 @@ def test_recovery_is_judged_against_the_sham_under_both_protocols(tiny_blocks):
     family: the judging is family-blind, the runs are tested per family above)."""
     from anatomy_lib.recovery import findings, paper_claims
     from anatomy_lib.recovery.analysis import MAIN_CRITERION, SENSITIVITY, Criterion, judged_runs, sensitivity_table
+    from anatomy_lib.recovery.sweep import merged
 
     params = BOTH_PROTOCOLS
     tiny = tiny_specimen("llama", n_layers=5, seed=1)
-    tables = recovery_sweep(_context(tiny, tiny_blocks, params), params, progress=False)
+    context = _context(tiny, tiny_blocks, params)
+    tables = merged(recovery_sweep(context, params, progress=False),
+                    recovery_sweep(context, params.fixed_protocol((0.25, 1.0)), progress=False))
     assert set(tables["runs"]["protocol"]) == {"matched", "fixed", "sham"}
     judged = judged_runs(tables, MAIN_CRITERION)
     assert len(judged) == len(tables["runs"].query("kind == 'damaged'"))
