@@ -9,8 +9,12 @@
 - ``compute``: every arm with every seed, trained on the same FLOP budget, through the results store
 - ``analysis``: what the growth curves mean: losses at matched FLOPs, FLOPs to reach a target with intervals over
   seeds, the paper's equal-steps protocol, and the sizes of each profile
-- ``report``: in sentences and verdicts
-- ``figures``: validation curves, FLOPs to target, the anatomy of trained models
+- ``budgets``: along the compute axis: uniform, shallow and G_stack at several budgets, one trajectory and a decay
+  branch per budget
+- ``scaling``: what the budget sweep says: loss against compute, power-law fits, the crossover
+- ``events``: growth events up close: clone noise, optimiser moments and re-warm-up from one forked state
+- ``report``: in sentences and verdicts, held to the shallow control and random_source, and the closing section
+- ``figures``: validation curves, FLOPs to target, the anatomy of trained models, loss against compute
 - ``explorers``: train arms live at the smoke size, or pick a stored run in the published page
 
 Everything a notebook calls is re-exported here, so a chapter imports one package; ``Params``, ``compute``,
@@ -22,21 +26,39 @@ from .analysis import (
     SCALES,
     TARGETS,
     compute_to_target,
+    detectable_difference,
     final_losses,
+    first_growth,
     flops_to_target,
+    growth_jumps,
     loss_at_fraction,
     mean_curves,
     parameter_table,
     profile_scale,
+    ratio_interval,
+    reach_summary,
     scale_table,
     targets,
+    wall_at_matched_flops,
     wall_at_uniform_steps,
 )
-from .compute import compute, growth, request, run_growth, text_data
+from .budgets import SWEEP_ARMS, BudgetParams, budgets, run_budgets
+from .compute import LR_CHECK, LR_CHECK_ARMS, compute, growth, lr_check, lr_check_params, request, run_growth, text_data
+from .events import EVENT_ARMS, VARIANTS, EventParams, event_findings, event_summary, growth_events, run_events
 from .models import Shape, build_model, parameter_counts, renumber
 from .operators import Copy, apply_plan, clone_plan, middle_plan, remove_plan, stack_plan
 from .params import ARMS, GrowthParams
-from .report import PAPER, findings, paper_claims
+from .report import CONTROLS, PAPER, anatomy_sentence, conclusions, findings, paper_claims
+from .scaling import (
+    H200_ASSUMED_FLOPS,
+    branch_check,
+    budget_findings,
+    budget_table,
+    crossover,
+    fits,
+    loss_by_budget,
+    paired_differences,
+)
 from .text import (
     END_OF_TEXT,
     SPLIT_NAMES,
@@ -52,9 +74,11 @@ from .trainer import (
     CHECKPOINT_FORMAT,
     EVENT_KINDS,
     Arm,
+    BranchSchedule,
     CheckpointError,
     Checkpointing,
     Event,
+    Forks,
     Schedule,
     TextData,
     TrainConfig,
@@ -70,10 +94,11 @@ from .trainer import (
 
 Params = GrowthParams
 CHAPTER = Chapter(7, "07_growth", "Growth training", Params, compute, paper_claims, findings,
-                  trains_own_models=True, stored=(Params,))
+                  trains_own_models=True, stored=(Params, BudgetParams, EventParams))
 
 # figures and explorers load matplotlib and ipywidgets: imported on first use (core.lazy)
 __getattr__, __dir__ = lazy_exports(__name__, {
-    "figures": ("anatomy_comparison_figure", "compute_to_target_figure", "growth_curves_figure"),
+    "figures": ("anatomy_comparison_figure", "budget_sweep_figure", "compute_to_target_figure",
+                "growth_curves_figure"),
     "explorers": ("growth_explorer", "static_growth_explorer", "stored_growth_figure"),
 })

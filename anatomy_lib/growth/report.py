@@ -18,6 +18,7 @@ from .analysis import (
     wall_at_uniform_steps,
 )
 from .params import GrowthParams
+from .scaling import crossover, paired_differences
 
 PAPER = {"dev_loss": 0.127, "uniform_loss": 0.599, "loss_ratio": 4.7, "wall_time_saving": 0.13, "cost_saving": 0.54}
 
@@ -181,7 +182,7 @@ def findings(tables: dict[str, pd.DataFrame], params: GrowthParams, specimen_nam
                       if spread < 0.1 else "."))
     anatomy = tables.get("anatomy")
     if anatomy is not None and len(anatomy):
-        out.append(_anatomy_sentence(anatomy, params.target_layers))
+        out.append(anatomy_sentence(anatomy, params.target_layers))
     return out
 
 
@@ -208,7 +209,7 @@ def _event_sentences(tables: dict[str, pd.DataFrame], params: GrowthParams) -> l
     return out
 
 
-def _anatomy_sentence(anatomy: pd.DataFrame, target_layers: int) -> str:
+def anatomy_sentence(anatomy: pd.DataFrame, target_layers: int) -> str:
     """Does an anatomy emerge? The trained models' skip-ablation classes."""
     parts = []
     for arm, rows in anatomy.groupby("arm", sort=False):
@@ -224,3 +225,82 @@ def _anatomy_sentence(anatomy: pd.DataFrame, target_layers: int) -> str:
                else "An anatomy beyond the first layer emerges")
     return f"Does an anatomy emerge? {verdict} (skip ablation of the trained {target_layers}-layer models; " \
            + "; ".join(parts) + ")."
+
+
+def conclusions(tables: dict[str, pd.DataFrame], params: GrowthParams, sweep: dict[str, pd.DataFrame] | None = None,
+                lr_table: pd.DataFrame | None = None) -> dict[str, list[str]]:
+    """The chapter's closing section, generated: what its runs establish ("can") and what they cannot, each
+    sentence conditioned on the numbers (``sweep``: the budget sweep's tables; ``lr_table``: ``lr_check``)."""
+    runs, curves, events = tables["runs"], tables["curves"], tables.get("events")
+    can, cannot = [], []
+    claims = paper_claims(tables, params)
+    knocked = [c for c in claims if c.because]
+    supported = [c for c in claims if c.verdict in (v.REPRODUCED, v.PARTLY)]
+    if events is not None and len(events):
+        reach = compute_to_target(curves, events)
+        final_reach = reach[(reach["target"] == "uniform final") & reach["arm"].isin(set(events["arm"]))]
+        early, total = int(final_reach["before_growth"].sum()), int(final_reach["seeds"].sum())
+        can.append(f"At this budget ({params.budget:.3g} FLOPs, {params.budget_steps} uniform steps) {early} of "
+                   f"{total} growing runs reach the uniform arm's final loss before they first grow; "
+                   f"{len(supported)} of the paper's {len(claims)} growth claims survive their controls"
+                   + (f", and {len(knocked)} would pass their own rule but fall to the shallow control or to "
+                      "random_source" if knocked else "") + ".")
+    d = detectable_difference(runs) if runs["seed"].nunique() > 1 else None
+    if {"developmental", "random_source"} <= set(runs["arm"]):
+        pair = runs.pivot(index="seed", columns="arm", values="final_val_loss")
+        diff = t_interval(pair["developmental"] - pair["random_source"])
+        if diff[1] <= 0 <= diff[2]:
+            can.append(f"Choosing the cloned layers by importance instead of at random made no detectable "
+                       f"difference ({diff[0]:+.3f} [{diff[1]:+.3f}, {diff[2]:+.3f}] nats).")
+        else:
+            can.append(f"Choosing the cloned layers by importance changed the final loss by {diff[0]:+.3f} "
+                       f"[{diff[1]:+.3f}, {diff[2]:+.3f}] nats against random choice.")
+    wall = wall_at_matched_flops(runs).set_index("arm").drop(index="uniform", errors="ignore")
+    if len(wall) and float(wall["saving"].abs().max()) < 0.1:
+        can.append("The paper's wall-time saving at equal steps is a saving of FLOPs: at matched FLOPs no arm is "
+                   f"more than {float(wall['saving'].abs().max()):.0%} faster or slower than uniform.")
+    if lr_table is not None and len(lr_table):
+        wide = lr_table.pivot(index="lr", columns="arm", values="final_val_loss")
+        if {"uniform", "shallow"} <= set(wide.columns):
+            ahead = (wide["shallow"] < wide["uniform"])
+            rates = ", ".join(f"{r:g}" for r in wide.index)
+            if ahead.all():
+                can.append(f"The shallow model is ahead of uniform at every learning rate tried ({rates}; one seed): "
+                           "the verdict is not an artefact of one shared rate.")
+            elif not ahead.any():
+                can.append(f"Uniform is ahead of the shallow model at every learning rate tried ({rates}).")
+            else:
+                cannot.append(f"Which of uniform and shallow is ahead depends on the learning rate ({rates}; one "
+                              "seed): the shared rate matters to the verdict.")
+    if sweep is not None:
+        cross = crossover(sweep)
+        differences = paired_differences(sweep)
+        gstack_wins = differences[(differences["pair"].isin(["gstack - shallow", "gstack - uniform"]))
+                                  & (differences["high"] < 0)]
+        both = gstack_wins.groupby("multiple")["pair"].nunique()
+        both = both[both == 2]
+        if cross["kind"] == "measured":
+            can.append(f"Along the compute axis, the deep model overtakes the shallow one from {cross['measured']:g}x "
+                       "the chapter's budget (measured).")
+        if len(both):
+            where = ", ".join(f"{m:g}x" for m in both.index)
+            can.append(f"G_stack beats both uniform and the shallow control at {where} the chapter's budget: there, "
+                       "growth helps beyond being small.")
+        else:
+            cannot.append("Whether growth helps where depth pays: at no swept budget does G_stack beat both uniform "
+                          "and the shallow control"
+                          + (f"; the crossover lies beyond the sweep (extrapolated about {cross['extrapolated']:.3g}x)"
+                             if cross["kind"] == "extrapolated" else "")
+                          + "; the sweep's GPU profile extends the budgets, and has not been run on this machine.")
+    else:
+        cannot.append("Where along the compute axis the deep model would overtake the shallow one: the budget sweep "
+                      "is not in these tables.")
+    cannot.append(f"Anything about the paper's {PAPER['dev_loss']} nats per token (a perplexity of about "
+                  f"{np.exp(PAPER['dev_loss']):.2f}): no model of this size gets near it on held-out text, and the "
+                  "paper names no data, split or tokenizer that would let it be checked.")
+    cannot.append(f"Anything at the paper's scale: these are {params.width}-wide, {params.target_layers}-layer models "
+                  "trained on the sotu speeches alone; the scale page prices the larger runs.")
+    if d is not None:
+        cannot.append(f"Differences smaller than about {d['half_width']:.2f} nats in final loss: with {d['seeds']} "
+                      "seeds they cannot be told from zero.")
+    return {"can": can, "cannot": cannot}
