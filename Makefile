@@ -109,6 +109,10 @@ results: install
 	$(PY) -m anatomy_lib manipulate $(RESULTS_ARGS)
 	$(PY) -m anatomy_lib recovery $(RESULTS_ARGS)
 	$(PY) -m anatomy_lib growth --profile quick
+	$(PY) -m anatomy_lib growth-budgets --profile quick
+	$(PY) -m anatomy_lib growth-events --profile quick
+	$(PY) -m anatomy_lib growth --profile quick --lr 0.001 --arms uniform shallow --seeds 1
+	$(PY) -m anatomy_lib growth --profile quick --lr 0.01 --arms uniform shallow --seeds 1
 
 benchmark: install
 	$(PY) -m anatomy_lib.benchmark perplexity

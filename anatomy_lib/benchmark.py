@@ -9,7 +9,8 @@ other ablation modes. ``python -m anatomy_lib.benchmark recovery`` times chapter
 tokens/s, the fraction of the matmul peak (forward + backward FLOPs in the book's convention, ``core.flops``), and the
 speed-up of the cached step over a naive step through the whole model with the same frozen prefix, per layer
 and averaged; it also checks that both steps give the same loss and gradients. ``python -m anatomy_lib.benchmark
-train`` reports chapter 7's training throughput and model FLOPs utilisation; ``python -m anatomy_lib.benchmark
+train`` reports chapter 7's training throughput and model FLOPs utilisation, eager and compiled, at the target
+and the starting depth, with the share of an eager step spent in matrix products; ``python -m anatomy_lib.benchmark
 distributed`` the trainer's own tokens/s, alone or under ``torchrun``.
 """
 from __future__ import annotations
@@ -20,6 +21,7 @@ from dataclasses import replace
 
 import numpy as np
 import torch
+from torch.profiler import ProfilerActivity, profile
 from tqdm.auto import tqdm
 
 from .core.corpus import load_corpus, token_blocks
@@ -194,40 +196,66 @@ def bench_recovery(specimen_name: str, layers: list[int] | None, steps: int = 5)
     return rows
 
 
-def bench_train(profile: str = "quick", steps: int = 8, widths: list[int] | None = None):
-    """Training tokens/s and model FLOPs utilisation of the growth experiment's model (the target depth, every
-    weight training) against the matmul peak measured in the same run; one row per width."""
+def matmul_share(step, repeats: int = 3) -> float:
+    """Share of a step's CPU time spent in matrix products (aten mm / addmm / bmm), by the PyTorch profiler."""
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        for _ in range(repeats):
+            step()
+    events = prof.key_averages()
+    total = sum(e.self_cpu_time_total for e in events)
+    products = sum(e.self_cpu_time_total for e in events if e.key in ("aten::mm", "aten::addmm", "aten::bmm"))
+    return products / total if total else float("nan")
+
+
+def bench_train(profile: str = "quick", steps: int = 8, widths: list[int] | None = None,
+                depths: list[int] | None = None, compiled: tuple[bool, ...] = (False, True)):
+    """Training tokens/s and model FLOPs utilisation of the growth experiment's model (every weight training)
+    against the matmul peak measured in the same run; one row per width, depth (default: the target and the
+    starting depth) and eager / ``torch.compile``; for eager steps, the share of the time spent in matrix
+    products (the rest is what a faster step has to remove)."""
     torch.manual_seed(0)
     peak = PeakProbe()
     base = GrowthParams.for_profile(profile)
     print(f"matmul peak (fp32) {peak.before:.1f} GFLOP/s before the run, {torch.get_num_threads()} threads; "
-          f"{base.target_layers} layers, batch {base.batch} x {base.context} tokens")
+          f"batch {base.batch} x {base.context} tokens")
     rows = []
     for width in widths or [base.width]:
         params = replace(base, width=width, mlp_width=4 * width)
         _, data = text_data(params)
-        model = build_model(params.shape, params.target_layers, 0)
-        optimiser = torch.optim.AdamW(model.parameters(), lr=1e-4)
-        flops = step_flops(params.shape, [True] * params.target_layers, True, params.batch)
-        rng = np.random.default_rng(0)
-        times = []
-        for step in range(steps + 2):
-            starts = rng.integers(0, len(data.train) - params.context, size=params.batch)
-            ids = torch.from_numpy(np.stack([data.train[s:s + params.context] for s in starts]))
-            started = time.perf_counter()
-            loss = next_token_nll(model(input_ids=ids).logits, ids)
-            optimiser.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            optimiser.step()
-            if step >= 2:  # two warm-up steps
-                times.append(time.perf_counter() - started)
-        seconds = float(np.median(times))
-        achieved = flops / seconds / 1e9
-        rows.append({"width": width, "tokens_per_s": params.batch * params.context / seconds, "gflops": achieved,
-                     "mfu": peak.fraction(achieved)})
-        print(f"width {width:4d}: {rows[-1]['tokens_per_s']:8.0f} tokens/s, {flops / 1e9:7.2f} GFLOP/step, "
-              f"{achieved:6.1f} GFLOP/s = {peak.fraction(achieved):.1%} of the matmul peak ({peak.gflops:.1f})")
+        for depth in depths or [params.target_layers, params.start_layers]:
+            for mode in compiled:
+                model = build_model(params.shape, depth, 0)
+                forward = torch.compile(model) if mode else model
+                optimiser = torch.optim.AdamW(model.parameters(), lr=1e-4)
+                flops = step_flops(params.shape, [True] * depth, True, params.batch)
+                rng = np.random.default_rng(0)
+
+                def step():
+                    starts = rng.integers(0, len(data.train) - params.context, size=params.batch)
+                    ids = torch.from_numpy(np.stack([data.train[s:s + params.context] for s in starts]))
+                    loss = next_token_nll(forward(input_ids=ids).logits, ids)
+                    optimiser.zero_grad(set_to_none=True)
+                    loss.backward()
+                    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                    optimiser.step()
+
+                for _ in range(2):  # warm-up (and compilation)
+                    step()
+                times = []
+                for _ in range(steps):
+                    started = time.perf_counter()
+                    step()
+                    times.append(time.perf_counter() - started)
+                seconds = float(np.median(times))
+                achieved = flops / seconds / 1e9
+                share = matmul_share(step) if not mode else float("nan")
+                rows.append({"width": width, "layers": depth, "compiled": mode,
+                             "tokens_per_s": params.batch * params.context / seconds, "gflops": achieved,
+                             "mfu": peak.fraction(achieved), "matmul_share": share})
+                print(f"width {width:4d}, {depth:2d} layers, {'compiled' if mode else 'eager   '}: "
+                      f"{rows[-1]['tokens_per_s']:8.0f} tokens/s, {flops / 1e9:7.2f} GFLOP/step, {achieved:6.1f} "
+                      f"GFLOP/s = {peak.fraction(achieved):.1%} of the matmul peak ({peak.gflops:.1f})"
+                      + (f"; {share:.0%} of the time in matrix products" if not mode else ""))
     return rows
 
 

@@ -24,6 +24,7 @@ from .core.specimens import SpecimenError
 from .growth.analysis import compute_to_target, final_losses
 from .growth.budgets import BudgetParams, budgets
 from .growth.compute import growth
+from .growth.events import VARIANTS, EventParams, event_summary, growth_events
 from .growth.params import GrowthParams
 from .growth.report import paper_claims
 from .growth.scaling import branch_check, crossover, loss_by_budget, paired_differences
@@ -283,11 +284,24 @@ def cmd_growth_budgets(args) -> int:
     return 0
 
 
-def _budget_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--profile", default="quick", choices=list(PROFILES))
-    parser.add_argument("--recompute", action="store_true", help="ignore a stored result")
-    parser.add_argument("--debug", action="store_true", help="show the full traceback of an error")
-    add_params_options(parser, BudgetParams)
+def cmd_growth_events(args) -> int:
+    params = params_from(args, EventParams, base=EventParams.for_profile(args.profile))
+    print(f"growth event study, profile {args.profile}: first events of {list(params.event_arms)} x {params.seeds} "
+          f"seeds under {list(VARIANTS)}")
+    tables = growth_events(params, recompute=args.recompute)
+    with pd.option_context("display.width", 200, "display.max_columns", 20):
+        print(event_summary(tables).to_string(index=False, float_format=lambda v: f"{v:+.4f}"))
+    return 0
+
+
+def _standalone_args(params_class):
+    def add(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--profile", default="quick", choices=list(PROFILES))
+        parser.add_argument("--recompute", action="store_true", help="ignore a stored result")
+        parser.add_argument("--debug", action="store_true", help="show the full traceback of an error")
+        add_params_options(parser, params_class)
+
+    return add
 
 
 def _growth_args(parser: argparse.ArgumentParser) -> None:
@@ -324,10 +338,12 @@ COMMANDS = {
     "growth": (cmd_growth, "growth training arms at matched FLOPs, several seeds (trains its own small models)",
                _growth_args),
     "growth-budgets": (cmd_growth_budgets, "uniform, shallow and G_stack at several budgets, one trajectory and a "
-                       "decay branch per budget (trains its own small models)", _budget_args),
+                       "decay branch per budget (trains its own small models)", _standalone_args(BudgetParams)),
+    "growth-events": (cmd_growth_events, "the first growth event of G_stack and the developmental arm under "
+                      "clone-noise, optimiser and re-warm-up variants", _standalone_args(EventParams)),
 }
 
-STANDALONE = {"growth", "growth-budgets"}  # commands that load no specimen
+STANDALONE = {"growth", "growth-budgets", "growth-events"}  # commands that load no specimen
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -166,6 +166,10 @@ def findings(tables: dict[str, pd.DataFrame], params: RecoveryParams | None = No
             out.append(f"{label}: {len(back)} of {len(mine)} layers recovered, the fastest L{fastest.layer} after "
                        f"{fastest.steps_to_recover:.0f} steps; undone at the end: "
                        f"{mine['recovered_fraction'].min():.0%} to {mine['recovered_fraction'].max():.0%}.")
+    if protocol == "matched" and not (runs["protocol"] == "fixed").any():
+        out.append("The fixed-noise protocol (one sigma for every layer, the paper's likely design) is not in these "
+                   "tables: its verdicts are not shown on this page (`rec.compute(..., fixed_sigmas=(0.25, 1.0))` "
+                   "runs it).")
     shams = sham_drift(runs, tables["curves"])
     if not shams.empty:
         improved = shams[shams["final_move_nll"] < 0]

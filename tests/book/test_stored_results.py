@@ -14,7 +14,7 @@ from anatomy_lib.core.results import ResultStore, request_key
 from anatomy_lib.importance import MODES, ContinuationParams, ImportanceParams, Thresholds, classify, connective_layers
 from anatomy_lib.manipulation import ManipulationParams
 from anatomy_lib.predictability import PredictabilityParams
-from anatomy_lib.recovery import RecoveryParams
+from anatomy_lib.recovery import FIXED_SIGMAS, RecoveryParams
 from anatomy_lib.structure import StructureParams
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,19 +69,27 @@ def book_params(lab) -> list:
     table = importance[0]["layers"]
     table["class"] = classify(table, lab.adapter.n_layers)
     manipulation = ManipulationParams(compress_layers=tuple(connective_layers(table)))
+    recovery = RecoveryParams.for_profile(BOOK_PROFILE).resolved(lab)
     return ([Baseline()] + [ImportanceParams(mode=m) for m in MODES] + [ContinuationParams(mode=m) for m in MODES]
-            + [PredictabilityParams(), StructureParams(), manipulation, RecoveryParams.for_profile(BOOK_PROFILE)])
+            + [PredictabilityParams(), StructureParams(), manipulation, recovery]
+            + ([recovery.fixed_protocol(FIXED_SIGMAS)] if FIXED_SIGMAS else []))
 
 
 def test_committed_growth_results_match_chapter_7():
-    from anatomy_lib.growth import GrowthParams, request
+    """The main runs, the budget sweep, the event study and the learning-rate check, each at the chapter's
+    defaults; nothing else."""
+    from anatomy_lib.growth import BudgetParams, EventParams, GrowthParams, lr_check_params, request
     from anatomy_lib.growth.text import load_text
 
     params = GrowthParams.for_profile(BOOK_PROFILE)
-    wanted = request(params, load_text(params.vocab_size))
-    assert STORE.load("growth", wanted) is not None, "stale or missing growth results: rerun make results"
+    text = load_text(params.vocab_size)
+    wanted = [(p.DIAGNOSTIC, request(p, text)) for p in
+              [params, BudgetParams.for_profile(BOOK_PROFILE), EventParams.for_profile(BOOK_PROFILE),
+               *lr_check_params(params)]]
+    missing = [name for name, request_ in wanted if STORE.load(name, request_) is None]
+    assert not missing, f"stale or missing growth results ({missing}): rerun make results"
     committed = {path.stem for path in (STORE.root / "growth-sotu").rglob("*.json")}
-    assert committed == {request_key(wanted)}, "committed growth results no chapter asks for"
+    assert committed == {request_key(r) for _, r in wanted}, "committed growth results no chapter asks for"
 
 
 def test_committed_results_match_the_chapters_requests(real_specimen):

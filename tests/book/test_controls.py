@@ -1,0 +1,61 @@
+"""No verdict in the book contradicts a control the book shows: the committed results, read as chapter 8 reads
+them, checked against the controls computed here directly from the same stored tables."""
+import pytest
+
+from anatomy_lib import verdicts
+from anatomy_lib.core.lab import open_lab
+from anatomy_lib.core.rules import NOT_REPRODUCED, PARTLY, REPRODUCED
+from anatomy_lib.core.stats import t_interval
+from anatomy_lib.growth import GrowthParams, growth
+from anatomy_lib.recovery import MAIN_CRITERION, RecoveryParams, judged_layers, judged_runs, main_protocol
+from anatomy_lib.recovery import compute as recovery_compute
+
+SUPPORT = (REPRODUCED, PARTLY)
+
+
+@pytest.fixture(scope="module")
+def book(real_specimen):
+    lab = open_lab(real_specimen, "quick", progress=False)
+    return lab, verdicts.book_claims(lab)
+
+
+def test_a_knocked_down_claim_counts_as_not_reproduced(book):
+    _, table = book
+    knocked = table[table["Because"].fillna("").astype(bool)]
+    assert (knocked["Verdict"] == NOT_REPRODUCED).all()
+    assert all(row.Control for row in knocked.itertuples())
+    headline = " ".join(verdicts.headline(table))
+    assert len(knocked) == 0 or f"{len(knocked)} of the not-reproduced findings" in headline
+
+
+def test_no_growth_verdict_credits_growth_that_its_controls_match(book):
+    """If the developmental arm does not beat the shallow model at the same FLOPs (or random layer choice),
+    paired by seed with the interval excluding zero, no chapter-7 row may say reproduced or partly."""
+    _, table = book
+    runs = growth(GrowthParams(), progress=False)["runs"]
+    final = runs.pivot(index="seed", columns="arm", values="final_val_loss")
+    beats = {control: t_interval(final[control] - final["developmental"])[1] > 0
+             for control in ("shallow", "random_source")}
+    rows = table[table["chapter"] == 7]
+    assert len(rows) and all(row.Control for row in rows.itertuples())
+    if not all(beats.values()):
+        supported = rows[rows["Verdict"].isin(SUPPORT)]
+        assert supported.empty, supported[["Claim", "Verdict", "Because"]]
+
+
+def test_no_recovery_verdict_credits_recovery_the_sham_explains(book):
+    """A chapter-6 row that says layers recover (almost at once) must hold against the sham of the same layer:
+    recomputed here from the stored per-block NLLs."""
+    lab, table = book
+    params = RecoveryParams.for_profile("quick").resolved(lab)
+    tables = recovery_compute(lab, params, progress=False)
+    layers = judged_layers(judged_runs(tables, MAIN_CRITERION), main_protocol(params))
+    classes = dict(zip(tables["importance"]["layer"], tables["importance"]["class"]))
+    easy = layers[layers["layer"].map(classes).isin(["connective tissue", "output processor"])]
+    fast = easy["recovered"] & (easy["steps_to_recover"] <= params.quick_steps)
+    row = table[(table["chapter"] == 6) & table["Claim"].str.contains("almost at once")]
+    assert len(row) == 1 and row["Control"].iloc[0] == "sham of the same layer"
+    if len(easy) and not fast.all():
+        assert row["Verdict"].iloc[0] != REPRODUCED
+    if 2 * int(fast.sum()) < len(easy):
+        assert row["Verdict"].iloc[0] == NOT_REPRODUCED
