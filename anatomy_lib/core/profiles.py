@@ -39,6 +39,11 @@ SIZES: dict[str, dict[str, dict]] = {
         # sized by FLOPs (~5e16 for all arms and seeds) for one H200; not run on the machines this book is built on
         "growth": dict(seeds=5, width=384, heads=6, mlp_width=1536, context=256, batch=64, budget_steps=500,
                        validation_blocks=64, importance_blocks=16),
+        # the quick shapes at budgets up to 64x (past the crossover the quick sweep extrapolates), sized for about
+        # 8 minutes of one H200 by the launch-bound step times of a width-128 model (an estimate: never run here)
+        "growth_budgets": dict(multiples=(0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0), check_multiple=8.0),
+        "growth_events": dict(seeds=5, width=384, heads=6, mlp_width=1536, context=256, batch=64, budget_steps=500,
+                              validation_blocks=64, importance_blocks=16),
     },
 }
 

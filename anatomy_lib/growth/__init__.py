@@ -42,7 +42,7 @@ from .analysis import (
     wall_at_matched_flops,
     wall_at_uniform_steps,
 )
-from .budgets import SWEEP_ARMS, BudgetParams, budgets, run_budgets
+from .budgets import SWEEP_ARMS, BudgetParams, budgets, budgets_stored, run_budgets
 from .compute import LR_CHECK, LR_CHECK_ARMS, compute, growth, lr_check, lr_check_params, request, run_growth, text_data
 from .events import EVENT_ARMS, VARIANTS, EventParams, event_findings, event_summary, growth_events, run_events
 from .models import Shape, build_model, parameter_counts, renumber

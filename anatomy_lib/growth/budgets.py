@@ -26,7 +26,7 @@ from tqdm.auto import tqdm
 
 from ..core.distributed import world
 from ..core.estimate import announce, profile_of
-from ..core.results import load_or_compute
+from ..core.results import ResultStore, load_or_compute
 from .compute import request, text_data
 from .params import GrowthParams
 from .trainer import BranchSchedule, Forks, TrainConfig, train, training_device
@@ -177,6 +177,13 @@ def budgets(params: BudgetParams | None = None, profile: str = "quick", recomput
                                 before=lambda: announce(params, None, device,
                                                         profile_name=profile_of(wanted, BudgetParams)))
     return tables
+
+
+def budgets_stored(params: BudgetParams) -> bool:
+    """Whether the store holds this sweep (without computing it): what the chapter says about a profile it has
+    not run."""
+    text, _ = text_data(params)
+    return ResultStore().load("growth_budgets", request(params, text)) is not None
 
 
 def epochs(tokens: float, train_tokens: int) -> float:

@@ -228,9 +228,11 @@ def anatomy_sentence(anatomy: pd.DataFrame, target_layers: int) -> str:
 
 
 def conclusions(tables: dict[str, pd.DataFrame], params: GrowthParams, sweep: dict[str, pd.DataFrame] | None = None,
-                lr_table: pd.DataFrame | None = None) -> dict[str, list[str]]:
+                lr_table: pd.DataFrame | None = None, gpu_sweep: tuple[float, bool] | None = None
+                ) -> dict[str, list[str]]:
     """The chapter's closing section, generated: what its runs establish ("can") and what they cannot, each
-    sentence conditioned on the numbers (``sweep``: the budget sweep's tables; ``lr_table``: ``lr_check``)."""
+    sentence conditioned on the numbers (``sweep``: the budget sweep's tables; ``lr_table``: ``lr_check``;
+    ``gpu_sweep``: the largest multiple of the sweep's GPU profile and whether its result is stored)."""
     runs, curves, events = tables["runs"], tables["curves"], tables.get("events")
     can, cannot = [], []
     claims = paper_claims(tables, params)
@@ -291,7 +293,9 @@ def conclusions(tables: dict[str, pd.DataFrame], params: GrowthParams, sweep: di
                           "and the shallow control"
                           + (f"; the crossover lies beyond the sweep (extrapolated about {cross['extrapolated']:.3g}x)"
                              if cross["kind"] == "extrapolated" else "")
-                          + "; the sweep's GPU profile extends the budgets, and has not been run on this machine.")
+                          + (f"; the sweep's GPU profile extends the budgets to {gpu_sweep[0]:g}x and "
+                             + ("is stored (rerun the chapter at PROFILE = 'paper')" if gpu_sweep[1]
+                                else "has not been run") if gpu_sweep else "") + ".")
     else:
         cannot.append("Where along the compute axis the deep model would overtake the shallow one: the budget sweep "
                       "is not in these tables.")
