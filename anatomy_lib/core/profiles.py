@@ -18,7 +18,7 @@ from .checks import one_of
 SIZES: dict[str, dict[str, dict]] = {
     "smoke": {
         "recovery": dict(layers=(1, 11), steps=4, eval_every=2, early_evals=(1,), batch_size=2, train_len=16,
-                         train_pool=8, eval_blocks=2, sham_layers=(11,), repeat_layers=(11,), repeat_count=2,
+                         train_pool=8, eval_blocks=2, sham_layers=(1, 11), repeat_layers=(11,), repeat_count=2,
                          warmup_steps=1, bisection_steps=3, quick_steps=2),
         "growth": dict(seeds=2, target_layers=4, start_layers=2, width=32, heads=2, mlp_width=64, context=32,
                        batch=4, budget_steps=12, midas_block=1, midas_times=(0.3, 0.6), develop_times=(0.4,),
