@@ -22,4 +22,9 @@ The book's words, each with one meaning:
 - **diagnostic**: a computation whose tables the results store keeps, named by its parameters' ``DIAGNOSTIC``.
 - **arm**: one way of training in chapter 7 (uniform, shallow, a growth schedule); a **run** is one arm (or one
   damaged layer, in chapter 6) with one seed.
+- **control**: what a claim crediting an intervention must also beat to stand (the shallow model at the same
+  FLOPs, random layer choice, the sham of the same layer; ``rules.controlled``).
+- **sham**: chapter 6's fine-tuning of an undamaged layer, the reference recovery is judged against.
+- **branch**: in chapter 7's budget sweep, a smaller budget's decay forked from the longest run's trajectory.
+- **undetermined**: a class (or verdict) whose interval straddles the threshold that decides it.
 """
