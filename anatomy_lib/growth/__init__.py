@@ -57,6 +57,7 @@ from .scaling import (
     crossover,
     fits,
     loss_by_budget,
+    measured_throughput,
     paired_differences,
 )
 from .text import (

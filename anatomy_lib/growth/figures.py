@@ -112,7 +112,7 @@ def budget_sweep_figure(tables, fitted, cross: dict, base_budget: float, specime
             if grid_out is not None:
                 ax.plot(grid_out * base_budget, saturating(grid_out, *law), color=colours[arm], linewidth=0.8,
                         alpha=0.6, linestyle="--")
-    ax.axvline(base_budget, **PAPER_STYLE, label="the chapter's budget (1x)")
+    ax.axvline(base_budget, color="grey", linestyle=":", linewidth=1.5, label="the chapter's budget (1x)")
     if cross.get("kind") == "measured":
         ax.axvline(cross["measured"] * base_budget, color="black", linewidth=1.5,
                    label=f"crossover, measured: {cross['measured']:g}x")
