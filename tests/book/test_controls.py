@@ -1,18 +1,41 @@
 """No verdict in the book contradicts a control the book shows: the committed results, read as chapter 8 reads
-them, checked against the controls computed here directly from the same stored tables."""
+them, checked against the controls computed here directly from the same stored tables. Nothing is computed:
+every result must come from the committed store (a missing one fails the test at once)."""
+from pathlib import Path
+
 import pytest
 
 from anatomy_lib import verdicts
 from anatomy_lib.core.lab import open_lab
+from anatomy_lib.core.results import DATA_ENV, ResultStore
 from anatomy_lib.core.rules import NOT_REPRODUCED, PARTLY, REPRODUCED
 from anatomy_lib.core.stats import t_interval
 from anatomy_lib.growth import GrowthParams, growth
 
 SUPPORT = (REPRODUCED, PARTLY)
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def book(real_specimen):
+def committed_store():
+    """The repository's committed results, read only: a request the store does not hold is an error, never a
+    computation."""
+    loaded = ResultStore.load
+
+    def committed_only(self, diagnostic, request):
+        found = loaded(self, diagnostic, request)
+        if found is None:
+            raise AssertionError(f"no committed {diagnostic} result for the chapters' defaults: run make results")
+        return found
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(DATA_ENV, str(ROOT / "data"))
+        patch.setattr(ResultStore, "load", committed_only)
+        yield
+
+
+@pytest.fixture(scope="module")
+def book(real_specimen, committed_store):
     lab = open_lab(real_specimen, "quick", progress=False)
     return lab, verdicts.book_claims(lab)
 
@@ -26,7 +49,7 @@ def test_a_knocked_down_claim_counts_as_not_reproduced(book):
     assert len(knocked) == 0 or f"{len(knocked)} of the not-reproduced findings" in headline
 
 
-def test_no_growth_verdict_credits_growth_that_its_controls_match(book):
+def test_no_growth_verdict_credits_growth_that_its_controls_match(book, committed_store):
     """If the developmental arm does not beat the shallow model at the same FLOPs (or random layer choice),
     paired by seed with the interval excluding zero, no chapter-7 row may say reproduced or partly."""
     _, table = book
