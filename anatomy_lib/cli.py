@@ -33,7 +33,15 @@ from .importance.analysis import rank_agreement
 from .importance.compute import MODES, ContinuationParams, ImportanceParams, ablation_continuations, importance
 from .manipulation.compute import ManipulationParams, manipulation
 from .predictability.compute import PredictabilityParams, predictability
-from .recovery.analysis import per_layer, rank_correlations, sham_drift, steps_label
+from .recovery.analysis import (
+    MAIN_CRITERION,
+    judged_layers,
+    judged_runs,
+    rank_correlations,
+    sensitivity_table,
+    sham_drift,
+    steps_label,
+)
 from .recovery.params import RecoveryParams
 from .recovery.sweep import recovery
 from .structure.compute import StructureParams, structure, summarize
@@ -229,13 +237,18 @@ def cmd_recovery(args) -> int:
             "area_excess_nll"]
     with pd.option_context("display.width", 200, "display.max_rows", 200):
         print(table[cols].to_string(index=False, float_format=lambda v: f"{v:.4f}"))
-        print(f"\ntolerance: {table['tolerance_nll'].iloc[0]:.4f} nats")
-        print("\nshams:")
-        print(sham_drift(tables["runs"], tables["curves"]).to_string(index=False, float_format=lambda v: f"{v:+.4f}"))
-        imp = importance(lab, ImportanceParams())
-        print("\nrank correlations with importance (chapter 2, neighbor_mean):")
-        print(rank_correlations(per_layer(tables["runs"]), imp).to_string(index=False,
-                                                                           float_format=lambda v: f"{v:+.3f}"))
+        print(f"\n(steps above: within {table['tolerance_nll'].iloc[0]:.4f} nats of the baseline, unpaired)")
+        if params.sham_layers:
+            print("\nshams:")
+            print(sham_drift(tables["runs"], tables["curves"]).to_string(index=False,
+                                                                         float_format=lambda v: f"{v:+.4f}"))
+        print("\nsteps to recover under every criterion ('> N': not within the budget):")
+        print(sensitivity_table(tables, target_nats=params.target_nats).to_string(index=False))
+        if params.damage == "matched" and params.sham_layers:
+            imp = importance(lab, ImportanceParams())
+            print(f"\nrank correlations with importance (chapter 2, neighbor_mean; {MAIN_CRITERION.label}):")
+            layers = judged_layers(judged_runs(tables, MAIN_CRITERION), "matched")
+            print(rank_correlations(layers, imp).to_string(index=False, float_format=lambda v: f"{v:+.3f}"))
     return 0
 
 

@@ -24,7 +24,7 @@ The book's words, each with one meaning:
   damaged layer, in chapter 6) with one seed.
 - **control**: what a claim crediting an intervention must also beat to stand (the shallow model at the same
   FLOPs, random layer choice, the sham of the same layer; ``rules.controlled``).
-- **sham**: chapter 6's fine-tuning of an undamaged layer: how far fine-tuning moves the NLL by itself.
+- **sham**: chapter 6's fine-tuning of an undamaged layer, the reference recovery is judged against.
 - **branch**: in chapter 7's budget sweep, a smaller budget's decay forked from the longest run's trajectory.
 - **undetermined**: a class (or verdict) whose interval straddles the threshold that decides it.
 """

@@ -18,7 +18,7 @@ from .checks import one_of
 SIZES: dict[str, dict[str, dict]] = {
     "smoke": {
         "recovery": dict(layers=(1, 11), steps=4, eval_every=2, early_evals=(1,), batch_size=2, train_len=16,
-                         train_pool=8, eval_blocks=2, sham_layers=(11,), repeat_layers=(11,), repeat_count=2,
+                         train_pool=8, eval_blocks=2, sham_layers=(1, 11), repeat_layers=(11,), repeat_count=2,
                          warmup_steps=1, bisection_steps=3, quick_steps=2),
         "growth": dict(seeds=2, target_layers=4, start_layers=2, width=32, heads=2, mlp_width=64, context=32,
                        batch=4, budget_steps=12, midas_block=1, midas_times=(0.3, 0.6), develop_times=(0.4,),
@@ -34,7 +34,7 @@ SIZES: dict[str, dict[str, dict]] = {
     "quick": {},
     "paper": {
         "recovery": dict(layers=tuple(range(30)), eval_every=10, early_evals=(1, 2, 5, 25), batch_size=8,
-                         train_len=512, train_pool=1600, eval_blocks=0, sham_layers=(0, 11, 14, 29),
+                         train_len=512, train_pool=1600, eval_blocks=0, sham_layers=tuple(range(30)),
                          repeat_layers=tuple(range(30)), repeat_count=3, bisection_steps=10),
         # sized by FLOPs (~5e16 for all arms and seeds) for one H200; not run on the machines this book is built on
         "growth": dict(seeds=5, width=384, heads=6, mlp_width=1536, context=256, batch=64, budget_steps=500,

@@ -5,7 +5,9 @@
   noise, and fine-tuning that always restores the model
 - ``sweep``: every run of a recovery experiment: the shared context, one run, the sweep (split under torchrun), the
   store
-- ``analysis``: what recovery runs say: per-layer summaries, rank correlations with importance, the sham's drift
+- ``analysis``: what recovery runs say: recovery judged against the sham of the same layer (or the baseline) with
+  paired intervals over blocks, per-layer summaries, the verdicts under every criterion, rank correlations with
+  importance, the sham's drift
 - ``report``: in sentences and verdicts
 - ``figures``: recovery curves, and recovery against importance
 - ``explorers``: damage and fine-tune a layer live, or pick a stored layer in the published page
@@ -15,10 +17,32 @@ Everything a notebook calls is re-exported here, so a chapter imports one packag
 """
 from ..core.chapter import Chapter
 from ..core.lazy import lazy_exports
-from .analysis import per_layer, rank_correlations, sham_drift, steps_label
+from .analysis import (
+    MAIN_CRITERION,
+    REFERENCES,
+    SENSITIVITY,
+    Criterion,
+    judged_layers,
+    judged_runs,
+    per_layer,
+    protocol_label,
+    rank_correlations,
+    sensitivity_table,
+    sham_drift,
+    steps_label,
+)
 from .params import DAMAGE_MODES, NOISE_TENSORS, QUICK_LAYERS, TRAINABLE_SETS, RecoveryParams
-from .report import PAPER, findings, paper_claims
-from .sweep import RecoveryContext, compute, recovery, recovery_run, recovery_sweep, summarize_curve
+from .report import PAPER, findings, main_protocol, paper_claims
+from .sweep import (
+    FIXED_SIGMAS,
+    RecoveryContext,
+    compute,
+    merged,
+    recovery,
+    recovery_run,
+    recovery_sweep,
+    summarize_curve,
+)
 from .training import (
     add_damage,
     cached_step_loss,

@@ -7,6 +7,7 @@ import ipywidgets as widgets
 import pandas as pd
 
 from ..core.widgets import STATIC_CLASS, figure_widget, linked_stacks, redraw, run_busy
+from .analysis import protocol_label
 from .figures import recovery_curves_figure
 from .sweep import RecoveryContext, recovery_run
 
@@ -31,7 +32,6 @@ def recovery_explorer(lab, params, tables, classes: dict | None = None, layer: i
     bar = widgets.IntProgress(value=0, min=0, max=params.steps, description="idle", layout=width)
     output = widgets.Output()
     stored = tables["curves"]
-    tolerance = float(tables["runs"]["tolerance_nll"].iloc[0])
     classes = classes or {}
     live: list = []
 
@@ -43,7 +43,7 @@ def recovery_explorer(lab, params, tables, classes: dict | None = None, layer: i
             output.outputs = ()
             output.append_stdout(f"no stored run for layer {pick.value}: press train to run one\n")
             return
-        redraw(output, lambda: recovery_curves_figure(curves, classes, tolerance, lab.specimen.name))
+        redraw(output, lambda: recovery_curves_figure(curves, classes, None, lab.specimen.name))
 
     def work():
         bar.description, bar.value = "training", 0
@@ -53,7 +53,7 @@ def recovery_explorer(lab, params, tables, classes: dict | None = None, layer: i
         bar.max = run.steps
         context = RecoveryContext.build(lab, run, layers=[pick.value])
         sigma = amount.value if mode.value == "sigma" else None
-        row, curve = recovery_run(context, pick.value, "damaged", run.noise_seed, run, sigma,
+        row, curve, _ = recovery_run(context, pick.value, "damaged", run.noise_seed, run, sigma,
                                   on_step=lambda step: setattr(bar, "value", step))
         curve["noise_seed"] = -1  # drawn apart from the stored seeds
         live[:] = [curve.assign(kind="damaged")]
@@ -67,16 +67,25 @@ def recovery_explorer(lab, params, tables, classes: dict | None = None, layer: i
                          output])
 
 
-def static_recovery_explorer(tables: dict, classes: dict, specimen_name: str, layer: int = 11) -> widgets.VBox:
-    """Pick a layer: its stored recovery curves (every noise seed, and the sham where there is one)."""
+def static_recovery_explorer(tables: dict, classes: dict, specimen_name: str, layer: int = 11,
+                             judged=None) -> widgets.VBox:
+    """Pick a layer and a protocol: its stored recovery curves (every noise seed) beside the sham of the same
+    layer, with the step each run counts as recovered (``judged``: ``analysis.judged_runs``)."""
     curves = tables["curves"]
-    tolerance = float(tables["runs"]["tolerance_nll"].iloc[0])
+    damaged = curves[curves["kind"] == "damaged"]
     layers = sorted(int(l) for l in curves["layer"].unique())
+    protocols = [("matched", None)] if (damaged["protocol"] == "matched").any() else []
+    protocols += [("fixed", float(s)) for s in sorted(damaged.loc[damaged["protocol"] == "fixed", "sigma"].unique())]
+    names = [protocol_label(p, s or 0) for p, s in protocols]
     pick = widgets.Dropdown(options=[f"L{l}" for l in layers], value=f"L{layer if layer in layers else layers[0]}",
                             description="layer")
+    how = widgets.Dropdown(options=names, value=names[0], description="protocol")
 
-    def leaf(l: int):
-        return figure_widget(recovery_curves_figure(curves[curves["layer"] == layers[l]], classes, tolerance,
-                                                     specimen_name))
+    def leaf(l: int, p: int):
+        protocol, sigma = protocols[p]
+        mine = curves[curves["layer"] == layers[l]]
+        keep = (mine["kind"] == "sham") | ((mine["protocol"] == protocol)
+                                           & ((sigma is None) | ((mine["sigma"] - (sigma or 0)).abs() < 1e-9)))
+        return figure_widget(recovery_curves_figure(mine[keep], classes, None, specimen_name, judged))
 
-    return widgets.VBox([pick, linked_stacks([pick], leaf)]).add_class(STATIC_CLASS)
+    return widgets.VBox([widgets.HBox([pick, how]), linked_stacks([pick, how], leaf)]).add_class(STATIC_CLASS)

@@ -7,27 +7,45 @@ from ..core.style import PAPER_STYLE, finish_figure, legend_below, use_book_styl
 from ..importance.figures import class_colours
 
 
-def recovery_curves_figure(curves, classes: dict, tolerance: float, specimen_name: str | None = None):
+def recovery_curves_figure(curves, classes: dict, tolerance: float | None = None, specimen_name: str | None = None,
+                           judged=None):
     """Excess NLL against fine-tuning step, one line per damaged run coloured by its chapter-2 class and marked
-    per layer (a second noise seed is drawn fainter), shams in black; the tolerance that counts as recovered is
-    shaded."""
+    per layer (a second noise seed is drawn fainter; a fixed-noise run dotted, labelled with its sigma), the
+    sham of each layer in black, dashed: the gap between a damaged run and its sham is what recovery is judged
+    on. ``judged`` (``analysis.judged_runs``) marks where each run counts as recovered; ``tolerance`` shades the
+    older unpaired band."""
     use_book_style()
     fig, ax = plt.subplots(figsize=(10, 5.6))
     colours = class_colours()
     markers = dict(zip(sorted(curves["layer"].unique()), "osD^v<>pXh*P" * 3))
-    ax.axhspan(-tolerance, tolerance, color="grey", alpha=0.15, label=f"recovered: within {tolerance:.3f} nats")
+    if tolerance is not None:
+        ax.axhspan(-tolerance, tolerance, color="grey", alpha=0.15, label=f"within {tolerance:.3f} nats (unpaired)")
     labelled = set()
-    for (layer, kind, seed), run in curves.groupby(["layer", "kind", "noise_seed"], sort=True):
+    protocol = curves["protocol"] if "protocol" in curves else "matched"
+    marked = False
+    for (layer, kind, how, seed, sigma), run in curves.assign(protocol=protocol).groupby(
+            ["layer", "kind", "protocol", "noise_seed", "sigma"], sort=True):
         if kind == "sham":
             ax.plot(run["step"], run["excess_nll"], color="black", linestyle="--", linewidth=1.3,
-                    marker=markers[layer], label=f"sham (no noise), L{layer}")
+                    marker=markers[layer], label=f"sham of L{layer} (no noise)")
             continue
         cls = classes.get(layer, "")
-        first = layer not in labelled
-        labelled.add(layer)
+        key = (layer, how)
+        first = key not in labelled
+        labelled.add(key)
+        name = f"L{layer} ({cls})" + (f", fixed sigma {sigma:g}" if how == "fixed" else "")
         ax.plot(run["step"], run["excess_nll"], color=colours.get(cls, "grey"), marker=markers[layer],
                 markersize=4.5, linewidth=1.4, alpha=1.0 if first else 0.45,
-                label=f"L{layer} ({cls})" if first else None)
+                linestyle=":" if how == "fixed" else "-", label=name if first else None)
+        if judged is not None:
+            hit = judged[(judged["layer"] == layer) & (judged["protocol"] == how) & (judged["noise_seed"] == seed)
+                         & ((judged["sigma"] - sigma).abs() < 1e-9) & judged["recovered"]]
+            if len(hit):
+                step = hit["steps_to_recover"].iloc[0]
+                y = run.loc[run["step"] == step, "excess_nll"]
+                ax.scatter([step], y, marker="*", s=160, color="black", zorder=5,
+                           label=f"recovered ({hit['criterion'].iloc[0]})" if not marked else None)
+                marked = True
     ax.set_xscale("symlog", linthresh=10)
     ax.axhline(0, color="black", linewidth=0.8)
     ax.set(xlabel="fine-tuning step (symlog: linear below 10)", ylabel="NLL above baseline (nats)",

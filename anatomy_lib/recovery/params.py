@@ -18,12 +18,18 @@ optimiser, learning rate, threshold or seed: each is a field of ``RecoveryParams
   fraction of the damage recovered and the area under the excess-NLL curve are reported too (never censored);
   a run that does not recover is "> budget", never imputed.
 - **Sham.** The same fine-tuning with sigma = 0: how far fine-tuning on old speeches moves the NLL by itself.
+  Every damaged layer has its own sham (the sham of layer l trains layer l), so recovery can be judged against
+  the sham of the same layer at the same step (``analysis``).
+- **Two protocols.** Matched damage is this book's; the paper most likely used one noise level for every layer
+  (``damage="sigma"``), under which a critical layer starts far more damaged. ``fixed_protocol`` gives that
+  protocol's parameters beside a matched sweep: every layer at each sigma, one noise seed, no shams of its own
+  (it is judged against the matched sweep's, which are the same runs).
 
 How a run trains, and why it is fast, is in ``training``.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..core.checks import non_negative_number, one_of, positive_int, positive_number
 from ..core.params import DiagnosticParams, PaperLayers
@@ -43,7 +49,7 @@ class RecoveryParams(DiagnosticParams):
     named on the paper's 30 layers until ``resolved`` maps them to the specimen's depth."""
 
     DIAGNOSTIC = "recovery"
-    VERSION = 1
+    VERSION = 2  # 2: per-block NLLs stored (paired intervals), a sham for every layer
 
     layers: tuple[int, ...] = field(default=QUICK_LAYERS, metadata={"help": "layers damaged, one run each",
                                                                      "layers": True})
@@ -72,7 +78,7 @@ class RecoveryParams(DiagnosticParams):
     tolerance_nats: float | None = field(default=None, metadata={
         "help": "recovered within this many nats of baseline (default: max(0.01, baseline interval half-width))"})
     quick_steps: int = field(default=10, metadata={"help": "'recovers almost at once': within this many steps"})
-    sham_layers: tuple[int, ...] = field(default=PaperLayers((11, 29)), metadata={
+    sham_layers: tuple[int, ...] = field(default=QUICK_LAYERS, metadata={
         "help": "layers with a sham run (sigma 0)", "layers": True})
     repeat_layers: tuple[int, ...] = field(default=PaperLayers((11, 14, 29)), metadata={
         "help": "layers run with repeat_count noise seeds (the others with one)", "layers": True})
@@ -122,6 +128,11 @@ class RecoveryParams(DiagnosticParams):
             count = self.repeat_count if layer in self.repeat_layers else 1
             out += [(layer, "damaged", self.noise_seed + i, sigma) for i in range(count) for sigma in grid]
         return out + [(layer, "sham", self.noise_seed, 0.0) for layer in self.sham_layers]
+
+    def fixed_protocol(self, sigmas: tuple[float, ...]) -> "RecoveryParams":
+        """The fixed-noise protocol beside this sweep: every layer at each sigma, one noise seed, no shams (it is
+        judged against this sweep's shams, which are the same runs)."""
+        return replace(self, damage="sigma", sigmas=tuple(sigmas), sham_layers=(), repeat_layers=())
 
     def work(self, profile=None) -> float:
         """Training tokens of every run (fine-tuning dominates a recovery sweep)."""

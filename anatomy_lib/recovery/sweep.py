@@ -62,6 +62,7 @@ def recovery_run(context: RecoveryContext, layer: int, kind: str, noise_seed: in
     """One run: damage ``layer`` (matched or given sigma; a sham has sigma 0), fine-tune, evaluate.
     Returns (summary row, curve table). The model comes back bit for bit."""
     started = time.perf_counter()
+    protocol = "sham" if kind == "sham" else "matched" if sigma is None else "fixed"
     lab = context.eval_lab
     adapter = lab.adapter
     adapter.check_layer(layer)
@@ -77,13 +78,16 @@ def recovery_run(context: RecoveryContext, layer: int, kind: str, noise_seed: in
             curve = fine_tune(adapter, engine, layer, context.streams[layer], context.pool_ids, params,
                               progress=progress, on_step=on_step)
     table = pd.DataFrame([{k: v for k, v in point.items() if k != "block_nll"} for point in curve])
-    table.insert(0, "layer", layer)
-    table.insert(1, "kind", kind)
-    table.insert(2, "noise_seed", noise_seed)
-    table.insert(3, "sigma", sigma)
+    for position, (name, value) in enumerate((("layer", layer), ("kind", kind), ("protocol", protocol),
+                                              ("noise_seed", noise_seed), ("sigma", sigma))):
+        table.insert(position, name, value)
     table["excess_nll"] = table["nll"] - context.base_nll
-    return {**summarize_curve(table, context.tolerance, params.steps),
-            "wall_s": round(time.perf_counter() - started, 1)}, table
+    blocks = pd.DataFrame([{"layer": layer, "kind": kind, "protocol": protocol, "noise_seed": noise_seed,
+                            "sigma": sigma, "step": point["step"], "block": b, "nll": float(nll)}
+                           for point in curve for b, nll in enumerate(point["block_nll"])])
+    summary = {**summarize_curve(table, context.tolerance, params.steps), "protocol": protocol,
+               "wall_s": round(time.perf_counter() - started, 1)}
+    return summary, table, blocks
 
 
 def summarize_curve(curve: pd.DataFrame, tolerance: float, budget: int) -> dict:
@@ -112,8 +116,12 @@ def recovery_sweep(context: RecoveryContext, params: RecoveryParams,
     done = [recovery_run(context, layer, kind, seed, params, sigma) for layer, kind, seed, sigma in
             tqdm(shard(jobs, at), desc="recovery runs", disable=not progress or not at.main)]
     done = gather(done, at)
-    return {"runs": pd.DataFrame([row for row, _ in done]),
-            "curves": pd.concat([curve for _, curve in done], ignore_index=True)}
+    base = context.eval_lab.engine.baseline
+    return {"runs": pd.DataFrame([row for row, _, _ in done]),
+            "curves": pd.concat([curve for _, curve, _ in done], ignore_index=True),
+            "blocks": pd.concat([blocks for _, _, blocks in done], ignore_index=True),
+            "baseline": pd.DataFrame({"block": range(len(base.block_nll)),
+                                      "nll": [float(x) for x in base.block_nll]})}
 
 
 def recovery(lab, params: RecoveryParams | None = None, recompute: bool = False,
@@ -128,9 +136,25 @@ def recovery(lab, params: RecoveryParams | None = None, recompute: bool = False,
     return lab.stored(params, run, recompute)
 
 
-def compute(lab, params: RecoveryParams | None = None, *, recompute: bool = False,
-            progress: bool = True) -> dict[str, pd.DataFrame]:
-    """Chapter 6's tables (the chapter protocol, ``core.chapter``): the runs and curves, and chapter 2's
-    classified importance table (``importance``) that recovery is judged against."""
+# the fixed-noise protocol the chapter runs beside its matched sweep (empty: not run yet at the quick profile)
+FIXED_SIGMAS: tuple[float, ...] = ()
+
+
+def merged(main: dict[str, pd.DataFrame], extra: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """Two sweeps on the same blocks as one set of tables (the fixed-noise protocol beside the matched one)."""
+    if not main["baseline"].equals(extra["baseline"]):
+        raise ValueError("the two sweeps were evaluated on different blocks; they cannot be judged together")
+    return {name: main[name] if name == "baseline" else pd.concat([main[name], extra[name]], ignore_index=True)
+            for name in main}
+
+
+def compute(lab, params: RecoveryParams | None = None, *, fixed_sigmas: tuple[float, ...] = FIXED_SIGMAS,
+            recompute: bool = False, progress: bool = True) -> dict[str, pd.DataFrame]:
+    """Chapter 6's tables (the chapter protocol, ``core.chapter``): the runs, curves and per-block NLLs of the
+    sweep, with the fixed-noise protocol at ``fixed_sigmas`` beside a matched sweep (its own stored result),
+    and chapter 2's classified importance table (``importance``) that recovery is judged against."""
+    params = (params or RecoveryParams.for_profile(lab.profile)).resolved(lab)
     tables = recovery(lab, params, recompute, progress)
+    if fixed_sigmas and params.damage == "matched":
+        tables = merged(tables, recovery(lab, params.fixed_protocol(fixed_sigmas), recompute, progress))
     return {**tables, "importance": importance(lab, ImportanceParams(), progress=progress)}

@@ -11,6 +11,8 @@ from anatomy_lib.core.results import DATA_ENV, ResultStore
 from anatomy_lib.core.rules import NOT_REPRODUCED, PARTLY, REPRODUCED
 from anatomy_lib.core.stats import t_interval
 from anatomy_lib.growth import GrowthParams, growth
+from anatomy_lib.recovery import MAIN_CRITERION, RecoveryParams, judged_layers, judged_runs, main_protocol
+from anatomy_lib.recovery import compute as recovery_compute
 
 SUPPORT = (REPRODUCED, PARTLY)
 ROOT = Path(__file__).resolve().parents[2]
@@ -62,3 +64,21 @@ def test_no_growth_verdict_credits_growth_that_its_controls_match(book, committe
     if not all(beats.values()):
         supported = rows[rows["Verdict"].isin(SUPPORT)]
         assert supported.empty, supported[["Claim", "Verdict", "Because"]]
+
+
+def test_no_recovery_verdict_credits_recovery_the_sham_explains(book):
+    """A chapter-6 row that says layers recover (almost at once) must hold against the sham of the same layer:
+    recomputed here from the stored per-block NLLs."""
+    lab, table = book
+    params = RecoveryParams.for_profile("quick").resolved(lab)
+    tables = recovery_compute(lab, params, progress=False)
+    layers = judged_layers(judged_runs(tables, MAIN_CRITERION), main_protocol(params))
+    classes = dict(zip(tables["importance"]["layer"], tables["importance"]["class"]))
+    easy = layers[layers["layer"].map(classes).isin(["connective tissue", "output processor"])]
+    fast = easy["recovered"] & (easy["steps_to_recover"] <= params.quick_steps)
+    row = table[(table["chapter"] == 6) & table["Claim"].str.contains("almost at once")]
+    assert len(row) == 1 and row["Control"].iloc[0] == "sham of the same layer"
+    if len(easy) and not fast.all():
+        assert row["Verdict"].iloc[0] != REPRODUCED
+    if 2 * int(fast.sum()) < len(easy):
+        assert row["Verdict"].iloc[0] == NOT_REPRODUCED
