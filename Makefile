@@ -107,7 +107,7 @@ results: install
 	$(PY) -m anatomy_lib predictability $(RESULTS_ARGS)
 	$(PY) -m anatomy_lib structure $(RESULTS_ARGS)
 	$(PY) -m anatomy_lib manipulate $(RESULTS_ARGS)
-	$(PY) -m anatomy_lib recovery $(RESULTS_ARGS)
+	$(PY) -m anatomy_lib recovery $(RESULTS_ARGS) --fixed-protocol
 	$(PY) -m anatomy_lib growth --profile quick
 	$(PY) -m anatomy_lib growth-budgets --profile quick
 	$(PY) -m anatomy_lib growth-events --profile quick

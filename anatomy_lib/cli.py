@@ -43,7 +43,7 @@ from .recovery.analysis import (
     steps_label,
 )
 from .recovery.params import RecoveryParams
-from .recovery.sweep import recovery
+from .recovery.sweep import merged, recovery
 from .structure.compute import StructureParams, structure, summarize
 
 
@@ -227,10 +227,16 @@ def cmd_recovery(args) -> int:
     params = params_from(args, RecoveryParams, base=RecoveryParams.for_profile(args.profile))
     lab = _lab(args)
     params = params.resolved(lab)  # the specimen's layers, checked before anything is printed
+    if args.fixed_protocol and params.damage != "matched":
+        raise ValueError("--fixed-protocol runs beside a matched sweep: drop --damage sigma")
     runs = params.runs()
     print(f"{lab.specimen.name}, profile {lab.profile.name}: {len(runs)} runs of {params.steps} steps "
           f"(layers {list(params.layers)}; shams at {list(params.sham_layers)})")
     tables = recovery(lab, params, recompute=args.recompute)
+    if args.fixed_protocol:
+        fixed = params.fixed_protocol(params.sigmas)
+        print(f"\nthe fixed-noise protocol: {len(fixed.runs())} runs at sigmas {list(fixed.sigmas)}")
+        tables = merged(tables, recovery(lab, fixed, recompute=args.recompute))
     table = tables["runs"].copy()
     table["steps"] = [steps_label(r) for r in table.itertuples()]
     cols = ["layer", "kind", "noise_seed", "sigma", "initial_excess_nll", "steps", "recovered_fraction",
@@ -294,24 +300,27 @@ def cmd_growth_events(args) -> int:
     return 0
 
 
-def _standalone_args(params_class):
+def _standalone_args(params_class, checkpoints: bool = False):
+    """Options of a command that trains its own models (no specimen): profile, recompute, debug, the parameters,
+    and (``checkpoints``) where to save and resume runs."""
     def add(parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--profile", default="quick", choices=list(PROFILES))
         parser.add_argument("--recompute", action="store_true", help="ignore a stored result")
         parser.add_argument("--debug", action="store_true", help="show the full traceback of an error")
+        if checkpoints:
+            parser.add_argument("--checkpoint-dir", help="save every run's state here and resume from it when "
+                                "restarted with the same command (results do not depend on it)")
+            parser.add_argument("--checkpoint-every", type=int, default=50, help="optimiser steps between checkpoints")
         add_params_options(parser, params_class)
 
     return add
 
 
-def _growth_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--profile", default="quick", choices=list(PROFILES))
-    parser.add_argument("--recompute", action="store_true", help="ignore a stored result")
-    parser.add_argument("--debug", action="store_true", help="show the full traceback of an error")
-    parser.add_argument("--checkpoint-dir", help="save every run's state here and resume from it when restarted "
-                        "with the same command (results do not depend on it)")
-    parser.add_argument("--checkpoint-every", type=int, default=50, help="optimiser steps between checkpoints")
-    add_params_options(parser, GrowthParams)
+def _recovery_args(parser: argparse.ArgumentParser) -> None:
+    add_params_options(parser, RecoveryParams)
+    parser.add_argument("--fixed-protocol", action="store_true", help="also run the fixed-noise protocol beside a "
+                        "matched sweep (every layer at each of --sigmas, one noise seed, judged against the matched "
+                        "sweep's shams), as chapter 6 does")
 
 
 def _params_args(params_class):
@@ -334,9 +343,9 @@ COMMANDS = {
     "manipulate": (cmd_manipulate, "zero / clone / mix / low-rank mix / scale, and the compression experiment",
                    _params_args(ManipulationParams)),
     "recovery": (cmd_recovery, "damage a layer with noise, fine-tune, count the steps back (defaults: the "
-                 "profile's sizes)", _params_args(RecoveryParams)),
+                 "profile's sizes)", _recovery_args),
     "growth": (cmd_growth, "growth training arms at matched FLOPs, several seeds (trains its own small models)",
-               _growth_args),
+               _standalone_args(GrowthParams, checkpoints=True)),
     "growth-budgets": (cmd_growth_budgets, "uniform, shallow and G_stack at several budgets, one trajectory and a "
                        "decay branch per budget (trains its own small models)", _standalone_args(BudgetParams)),
     "growth-events": (cmd_growth_events, "the first growth event of G_stack and the developmental arm under "

@@ -24,12 +24,9 @@ from dataclasses import dataclass, field
 import pandas as pd
 from tqdm.auto import tqdm
 
-from ..core.distributed import world
-from ..core.estimate import announce, profile_of
-from ..core.results import ResultStore, load_or_compute
-from .compute import request, text_data
+from .compute import is_stored, text_data, through_store
 from .params import GrowthParams
-from .trainer import BranchSchedule, Forks, TrainConfig, train, training_device
+from .trainer import BranchSchedule, Forks, TrainConfig, train
 
 SWEEP_ARMS = ("uniform", "shallow", "gstack")
 
@@ -169,21 +166,12 @@ def budgets(params: BudgetParams | None = None, profile: str = "quick", recomput
             progress: bool = True) -> dict[str, pd.DataFrame]:
     """The sweep's tables, through the results store."""
     params = params or BudgetParams.for_profile(profile)
-    text, _ = text_data(params)
-    wanted = request(params, text)
-    device = str(training_device(world()))
-    tables, _ = load_or_compute("growth_budgets", wanted, lambda: run_budgets(params, progress), device=device,
-                                recompute=recompute,
-                                before=lambda: announce(params, None, device,
-                                                        profile_name=profile_of(wanted, BudgetParams)))
-    return tables
+    return through_store("growth_budgets", params, lambda: run_budgets(params, progress), recompute)
 
 
 def budgets_stored(params: BudgetParams) -> bool:
-    """Whether the store holds this sweep (without computing it): what the chapter says about a profile it has
-    not run."""
-    text, _ = text_data(params)
-    return ResultStore().load("growth_budgets", request(params, text)) is not None
+    """Whether the store holds this sweep (without computing it)."""
+    return is_stored("growth_budgets", params)
 
 
 def epochs(tokens: float, train_tokens: int) -> float:

@@ -9,7 +9,7 @@ from tqdm.auto import tqdm
 
 from ..core.distributed import barrier, broadcast, world
 from ..core.estimate import announce, profile_of
-from ..core.results import load_or_compute
+from ..core.results import ResultStore, load_or_compute
 from .params import GrowthParams
 from .text import load_text
 from .trainer import (
@@ -64,22 +64,34 @@ def run_growth(params: GrowthParams, progress: bool = True, checkpoint: Checkpoi
     return tables
 
 
-def growth(params: GrowthParams | None = None, profile: str = "quick", recompute: bool = False,
-           progress: bool = True, checkpoint: Checkpointing | None = None) -> dict[str, pd.DataFrame]:
-    """Every table of the growth chapter, through the results store (written by rank 0 alone under torchrun).
-    Checkpoints change nothing in the results, so they are not part of the request."""
-    params = params or GrowthParams.for_profile(profile)
+def through_store(diagnostic: str, params: GrowthParams, run, recompute: bool = False) -> dict[str, pd.DataFrame]:
+    """A training experiment's tables through the results store: loaded when a stored result matches ``params``
+    and the training text, else announced (with a time estimate), computed by ``run`` and saved by rank 0 alone
+    under torchrun. Chapter 7's three experiments (the arms, the budget sweep, the event study) share it."""
     text, _ = text_data(params)
-
     at = world()
     wanted = request(params, text)
     device = str(training_device(at))
-    tables, _ = load_or_compute("growth", wanted, lambda: run_growth(params, progress, checkpoint), device=device,
-                                recompute=recompute, save=at.main,
+    tables, _ = load_or_compute(diagnostic, wanted, run, device=device, recompute=recompute, save=at.main,
                                 before=lambda: announce(params, None, device, quiet=not at.main,
-                                                        profile_name=profile_of(wanted, GrowthParams)))
+                                                        profile_name=profile_of(wanted, type(params))))
     barrier(at)
     return tables
+
+
+def is_stored(diagnostic: str, params: GrowthParams) -> bool:
+    """Whether the store holds this experiment (without computing it): what the chapter says about a profile it
+    has not run."""
+    text, _ = text_data(params)
+    return ResultStore().load(diagnostic, request(params, text)) is not None
+
+
+def growth(params: GrowthParams | None = None, profile: str = "quick", recompute: bool = False,
+           progress: bool = True, checkpoint: Checkpointing | None = None) -> dict[str, pd.DataFrame]:
+    """Every table of the growth chapter, through the results store. Checkpoints change nothing in the results,
+    so they are not part of the request."""
+    params = params or GrowthParams.for_profile(profile)
+    return through_store("growth", params, lambda: run_growth(params, progress, checkpoint), recompute)
 
 
 def compute(lab=None, params: GrowthParams | None = None, *, recompute: bool = False,

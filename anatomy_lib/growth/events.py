@@ -15,14 +15,11 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from ..core.distributed import world
-from ..core.estimate import announce, profile_of
 from ..core.flops import step_flops
-from ..core.results import load_or_compute
 from ..core.stats import t_interval
-from .compute import request, text_data
+from .compute import text_data, through_store
 from .params import GrowthParams
-from .trainer import Arm, Forks, train, training_device
+from .trainer import Arm, Forks, train
 
 EVENT_ARMS = ("gstack", "developmental")
 VARIANTS = {  # name -> the TrainConfig fields it changes
@@ -96,14 +93,7 @@ def growth_events(params: EventParams | None = None, profile: str = "quick", rec
                   progress: bool = True) -> dict[str, pd.DataFrame]:
     """The event study's tables, through the results store."""
     params = params or EventParams.for_profile(profile)
-    text, _ = text_data(params)
-    wanted = request(params, text)
-    device = str(training_device(world()))
-    tables, _ = load_or_compute("growth_events", wanted, lambda: run_events(params, progress), device=device,
-                                recompute=recompute,
-                                before=lambda: announce(params, None, device,
-                                                        profile_name=profile_of(wanted, EventParams)))
-    return tables
+    return through_store("growth_events", params, lambda: run_events(params, progress), recompute)
 
 
 def event_summary(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:

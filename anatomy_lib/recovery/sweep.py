@@ -136,8 +136,8 @@ def recovery(lab, params: RecoveryParams | None = None, recompute: bool = False,
     return lab.stored(params, run, recompute)
 
 
-# the fixed-noise protocol the chapter runs beside its matched sweep (empty: not run yet at the quick profile)
-FIXED_SIGMAS: tuple[float, ...] = ()
+# the fixed-noise protocol the chapter runs beside its matched sweep (the sigmas of RecoveryParams.sigmas)
+FIXED_SIGMAS: tuple[float, ...] = (0.25, 1.0)
 
 
 def merged(main: dict[str, pd.DataFrame], extra: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
