@@ -1,11 +1,23 @@
 """Chapter 7's figures: validation curves, FLOPs to target, the anatomy of trained models, loss against compute."""
 from __future__ import annotations
 
+import math
+
 import matplotlib.pyplot as plt
 import numpy as np
 import seaborn as sns
+from matplotlib.ticker import FuncFormatter, NullFormatter
 
-from ..core.style import PALETTE, PAPER_STYLE, band_curve, finish_figure, legend_below, symlog_axis, use_book_style
+from ..core.style import (
+    PALETTE,
+    PAPER_STYLE,
+    band_curve,
+    figure_title,
+    finish_figure,
+    legend_below,
+    symlog_axis,
+    use_book_style,
+)
 from .scaling import branch_finals, loss_by_budget, saturating
 
 
@@ -80,51 +92,86 @@ def anatomy_comparison_figure(anatomy, specimen_name: str | None = None):
     return finish_figure(fig, "", specimen_name)
 
 
+def multiple_label(multiple: float) -> str:
+    """A budget as a multiple of the chapter's: 0.25x, 4x, 100x, then powers of ten."""
+    if multiple < 1000:
+        return f"{multiple:g}x"
+    power = math.log10(multiple)
+    return f"$10^{{{power:.0f}}}$x" if abs(power - round(power)) < 1e-9 else f"{multiple:.2g}x"
+
+
 def budget_sweep_figure(tables, fitted, cross: dict, base_budget: float, specimen_name: str | None = None):
-    """Final loss against training FLOPs (log) at every budget of the sweep: each seed as a dot, the mean with
-    its t-interval, each seed's fitted saturating law as a thin line (dashed beyond the swept budgets, up to the
-    crossover); the chapter's own budget and the crossover (measured or extrapolated, with its interval) marked."""
+    """Final loss against training FLOPs (log) at every budget of the sweep. Left, the swept budgets: each seed as
+    a dot, the mean with its t-interval, each seed's fitted saturating law as a thin line, the chapter's own budget
+    marked. Right (only when the crossover lies beyond them): the same laws continued to the crossover
+    (extrapolated, dashed, with its interval over seeds), on its own axis so that the data keep the width."""
     use_book_style()
-    fig, ax = plt.subplots(figsize=(10, 5.4))
     finals = branch_finals(tables)
-    means = loss_by_budget(tables)
-    arms = list(dict.fromkeys(finals["arm"]))
-    colours = dict(zip(arms, sns.color_palette(PALETTE, len(arms))))
-    markers = dict(zip(arms, "osD^v"))
     largest = float(finals["multiple"].max())
     reach = largest
     if cross.get("kind") == "extrapolated":
         reach = max(largest, float(np.nanmax([cross["extrapolated_high"], cross["extrapolated"]])))
+    beyond = reach > largest
+    fig, axes = plt.subplots(1, 2 if beyond else 1, figsize=(10, 5.4), squeeze=False,
+                             gridspec_kw={"width_ratios": [3, 2]} if beyond else None)
+    swept, continued = axes[0, 0], axes[0, 1] if beyond else None
+    means = loss_by_budget(tables)
+    arms = list(dict.fromkeys(finals["arm"]))
+    colours = dict(zip(arms, sns.color_palette(PALETTE, len(arms))))
+    markers = dict(zip(arms, "osD^v"))
     grid_in = np.geomspace(float(finals["multiple"].min()), largest, 60)
-    grid_out = np.geomspace(largest, reach * 1.5, 60) if reach > largest else None
+    grid_out = np.geomspace(largest, reach * 1.5, 60)
     dodge = dict(zip(arms, np.geomspace(0.96, 1.04, len(arms))))  # side by side at each budget, on the log axis
     for arm in arms:
         mine = finals[finals["arm"] == arm]
-        ax.scatter(mine["budget_flops"] * dodge[arm], mine["final_val_loss"], color=colours[arm], s=14, alpha=0.5)
+        swept.scatter(mine["budget_flops"] * dodge[arm], mine["final_val_loss"], color=colours[arm], s=14,
+                      alpha=0.5)
         mean = means[means["arm"] == arm]
-        ax.errorbar(mean["budget_flops"] * dodge[arm], mean["final_loss"],
-                    yerr=np.vstack([mean["final_loss"] - mean["low"], mean["high"] - mean["final_loss"]]),
-                    color=colours[arm], marker=markers[arm], linewidth=0, elinewidth=1.4, capsize=3, markersize=7,
-                    label=f"{arm}: mean over seeds, 95% t-interval")
+        swept.errorbar(mean["budget_flops"] * dodge[arm], mean["final_loss"],
+                       yerr=np.vstack([mean["final_loss"] - mean["low"], mean["high"] - mean["final_loss"]]),
+                       color=colours[arm], marker=markers[arm], linewidth=0, elinewidth=1.4, capsize=3,
+                       markersize=7, label=f"{arm}: mean over seeds, 95% t-interval")
         for fit in fitted[fitted["arm"] == arm].itertuples():
             law = (fit.floor, fit.scale, fit.exponent)
-            ax.plot(grid_in * base_budget, saturating(grid_in, *law), color=colours[arm], linewidth=0.8, alpha=0.6)
-            if grid_out is not None:
-                ax.plot(grid_out * base_budget, saturating(grid_out, *law), color=colours[arm], linewidth=0.8,
-                        alpha=0.6, linestyle="--")
-    ax.axvline(base_budget, color="grey", linestyle=":", linewidth=1.5, label="the chapter's budget (1x)")
+            swept.plot(grid_in * base_budget, saturating(grid_in, *law), color=colours[arm], linewidth=0.8,
+                       alpha=0.6)
+            if continued is not None:
+                continued.plot(grid_out * base_budget, saturating(grid_out, *law), color=colours[arm],
+                               linewidth=0.8, alpha=0.7, linestyle="--")
+    swept.axvline(base_budget, color="grey", linestyle=":", linewidth=1.5, label="the chapter's budget (1x)")
     if cross.get("kind") == "measured":
-        ax.axvline(cross["measured"] * base_budget, color="black", linewidth=1.5,
-                   label=f"crossover, measured: {cross['measured']:g}x")
-    elif cross.get("kind") == "extrapolated":
+        swept.axvline(cross["measured"] * base_budget, color="black", linewidth=1.5,
+                      label=f"crossover, measured: {cross['measured']:g}x")
+    if continued is not None:
         point = cross["extrapolated"] * base_budget
-        ax.axvline(point, color="black", linewidth=1.5, linestyle="--",
-                   label=f"crossover, extrapolated: {cross['extrapolated']:.3g}x")
+        continued.axvline(point, color="black", linewidth=1.5, linestyle="--",
+                          label=f"crossover, extrapolated: {cross['extrapolated']:.3g}x")
         if np.isfinite(cross["extrapolated_low"]):
-            ax.axvspan(cross["extrapolated_low"] * base_budget, cross["extrapolated_high"] * base_budget,
-                       color="grey", alpha=0.15, label="its 95% interval over seeds")
-    ax.set_xscale("log")
-    ax.set(xlabel="training FLOPs per run (log)", ylabel="final validation loss (nats per token)",
-           title="Loss against compute: does the deep model overtake the shallow one?")
-    legend_below(ax, "", ncol=2)
-    return finish_figure(fig, "", specimen_name)
+            continued.axvspan(cross["extrapolated_low"] * base_budget, cross["extrapolated_high"] * base_budget,
+                              color="grey", alpha=0.15, label="its 95% interval over seeds")
+        continued.set_title("the fits continued (no data here)")
+    in_multiples = FuncFormatter(lambda value, _: multiple_label(value / base_budget))
+    for ax in (swept, continued):
+        if ax is None:
+            continue
+        ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(in_multiples)
+        ax.xaxis.set_minor_formatter(NullFormatter())
+    # the swept budgets are the ticks of the left panel, so each mean sits on a labelled budget
+    swept.set_xticks(sorted(finals["budget_flops"].unique()))
+    if continued is not None:
+        powers = range(math.ceil(math.log10(largest)), math.floor(math.log10(reach * 1.5)) + 1)
+        continued.set_xticks([10.0 ** k * base_budget for k in powers])
+    swept.set(ylabel="final validation loss (nats per token)", title="the swept budgets",
+              xlabel=f"training FLOPs per run (log; 1x = {base_budget:.3g})")
+    if continued is not None:
+        continued.set_xlabel("training FLOPs per run (log)")
+    handles, labels = [], []
+    for ax in (swept, continued):
+        if ax is not None:
+            h, lab = ax.get_legend_handles_labels()
+            handles, labels = handles + h, labels + lab
+    fig.legend(handles, labels, ncol=2, fontsize=10, frameon=False, loc="lower center")
+    figure_title(fig, "Loss against compute: does the deep model overtake the shallow one?", specimen_name)
+    fig.tight_layout(rect=(0, 0.16, 1, 1))
+    return fig
