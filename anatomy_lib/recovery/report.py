@@ -1,6 +1,7 @@
 """Chapter 6 in sentences and verdicts: recovery judged against the sham of the same layer, under both protocols."""
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from ..core import rules as v
@@ -93,6 +94,7 @@ def paper_claims(tables: dict[str, pd.DataFrame], params: RecoveryParams | None 
             v.share(never, len(seeds)),
             f"{never} of {len(seeds)} seeds did not recover ({MAIN_CRITERION.label}); raw: "
             + ", ".join(steps_label(r) for r in raw_seeds.itertuples())
+            + _distinctive(_layers(main, protocol, sigma), critical)
             + (f"; {elsewhere(lambda p, s: l11_verdict(main, p, s))}" if others else ""), "share", control=SHAM))
 
     def quick_verdict(judged, p, s):
@@ -132,6 +134,17 @@ def paper_claims(tables: dict[str, pd.DataFrame], params: RecoveryParams | None 
         [v.ControlCheck(SHAM, correlation_verdict(main, protocol, sigma),
                         "against the sham of the same layer the correlation is not established")]))
     return claims
+
+
+def _distinctive(layers: pd.DataFrame, critical: int) -> str:
+    """Whether the critical layer's failure to recover sets it apart: how many of the other layers run also
+    failed (the paper's claim is a contrast with layers that recover)."""
+    others = layers[layers["layer"] != critical]
+    if others.empty:
+        return ""
+    failed = int((~others["recovered"]).sum())
+    return (f"; {failed} of {len(others)} other layers did not recover either"
+            + (": not distinctive of this layer" if failed == len(others) else ""))
 
 
 def findings(tables: dict[str, pd.DataFrame], params: RecoveryParams | None = None,
@@ -180,6 +193,11 @@ def findings(tables: dict[str, pd.DataFrame], params: RecoveryParams | None = No
     correlations = rank_correlations(layers, importance_table).set_index(["recovery measure", "correlation"])
     for measure in ("steps to recover", "area under excess NLL"):
         r = correlations.loc[(measure, "Spearman")]
+        if not np.isfinite(r.rho):
+            out.append(f"{measure.capitalize()} cannot be ranked against chapter 2's importance: every layer is "
+                       f"censored at > {budget} steps (all tied), so its correlation is undefined; the area under "
+                       "the excess-NLL curve, never censored, carries the comparison.")
+            continue
         direction = ("the paper's direction (important layers recover more slowly)" if r.ci_low > 0 else
                      "against the paper's direction (important layers recover faster)" if r.ci_high < 0 else
                      "with a sign the interval does not settle" + (", leaning against the paper's" if r.rho < 0

@@ -273,4 +273,15 @@ def test_recovery_is_judged_against_the_sham_under_both_protocols(tiny_blocks):
                                          "important (middle)", "output processor"]})
     claims = paper_claims({**tables, "importance": importance}, params)
     assert claims and all(c.control == "sham of the same layer" for c in claims)
-    assert findings({**tables, "importance": importance}, params, "tiny")
+    said = findings({**tables, "importance": importance}, params, "tiny")
+    assert said and not any("nan" in sentence for sentence in said)
+
+
+def test_a_critical_layer_that_fails_with_every_other_layer_is_not_distinctive():
+    from anatomy_lib.recovery.report import _distinctive
+
+    layers = pd.DataFrame({"layer": [1, 11, 29], "recovered": [False, False, False]})
+    assert _distinctive(layers, 11) == "; 2 of 2 other layers did not recover either: not distinctive of this layer"
+    layers["recovered"] = [True, False, False]
+    assert _distinctive(layers, 11) == "; 1 of 2 other layers did not recover either"
+    assert _distinctive(layers[layers["layer"] == 11], 11) == ""
