@@ -54,11 +54,16 @@ def test_importance_explorer_answers_every_layer_and_mode():
 
 
 def test_recovery_and_growth_explorers_hold_one_figure_per_choice():
-    recovery = _tables(SPECIMEN, "recovery")
+    from anatomy_lib.recovery.sweep import merged
+
+    recovery = merged(_tables(SPECIMEN, "recovery", damage="matched"), _tables(SPECIMEN, "recovery", damage="sigma"))
     explorer = ch6.static_recovery_explorer(recovery, {}, SPECIMEN, layer=11)
     layers = sorted(recovery["curves"]["layer"].unique())
-    assert len(explorer.children[-1].children) == len(layers)
-    assert all(isinstance(c, widgets.Image) and len(c.value) > 1000 for c in explorer.children[-1].children)
+    protocols = explorer.children[0].children[1].options
+    assert list(protocols) == ["matched", "fixed sigma 0.25", "fixed sigma 1"]
+    top = explorer.children[-1]
+    assert len(top.children) == len(layers) and all(len(s.children) == len(protocols) for s in top.children)
+    assert all(isinstance(c, widgets.Image) and len(c.value) > 1000 for s in top.children for c in s.children)
     growth = _tables("growth-sotu", "growth")
     explorer = ch7.static_growth_explorer(growth)
     arms, seeds = growth["curves"]["arm"].nunique(), growth["curves"]["seed"].nunique()
