@@ -100,6 +100,14 @@ MAIN_CRITERION = Criterion()
 SENSITIVITY = tuple(Criterion(reference, share) for reference in REFERENCES for share in (0.5, 0.75, 0.9, None))
 
 
+def at_sigma(table: pd.DataFrame, sigma: float | None) -> pd.Series:
+    """Rows of ``table`` at noise level ``sigma`` (every row for None: a matched sweep picks its sigma per run).
+    Sigmas go through CSV and back, so they are compared to within 1e-9."""
+    if sigma is None:
+        return pd.Series(True, index=table.index)
+    return (table["sigma"] - sigma).abs() < 1e-9
+
+
 def protocol_label(protocol: str, sigma: float, target_nats: float | None = None) -> str:
     if protocol == "matched":
         return "matched" + (f" ({target_nats:g} nats)" if target_nats is not None else "")

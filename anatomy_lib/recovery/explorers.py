@@ -7,7 +7,7 @@ import ipywidgets as widgets
 import pandas as pd
 
 from ..core.widgets import STATIC_CLASS, figure_widget, linked_stacks, redraw, run_busy
-from .analysis import protocol_label
+from .analysis import at_sigma, protocol_label
 from .figures import recovery_curves_figure
 from .sweep import RecoveryContext, recovery_run
 
@@ -84,8 +84,7 @@ def static_recovery_explorer(tables: dict, classes: dict, specimen_name: str, la
     def leaf(l: int, p: int):
         protocol, sigma = protocols[p]
         mine = curves[curves["layer"] == layers[l]]
-        keep = (mine["kind"] == "sham") | ((mine["protocol"] == protocol)
-                                           & ((sigma is None) | ((mine["sigma"] - (sigma or 0)).abs() < 1e-9)))
+        keep = (mine["kind"] == "sham") | ((mine["protocol"] == protocol) & at_sigma(mine, sigma))
         return figure_widget(recovery_curves_figure(mine[keep], classes, None, specimen_name, judged))
 
     return widgets.VBox([widgets.HBox([pick, how]), linked_stacks([pick, how], leaf)]).add_class(STATIC_CLASS)

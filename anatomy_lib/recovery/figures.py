@@ -5,6 +5,7 @@ import matplotlib.pyplot as plt
 
 from ..core.style import PAPER_STYLE, finish_figure, legend_below, use_book_style
 from ..importance.figures import class_colours
+from .analysis import at_sigma
 
 
 def recovery_curves_figure(curves, classes: dict, tolerance: float | None = None, specimen_name: str | None = None,
@@ -39,7 +40,7 @@ def recovery_curves_figure(curves, classes: dict, tolerance: float | None = None
                 linestyle=":" if how == "fixed" else "-", label=name if first else None)
         if judged is not None:
             hit = judged[(judged["layer"] == layer) & (judged["protocol"] == how) & (judged["noise_seed"] == seed)
-                         & ((judged["sigma"] - sigma).abs() < 1e-9) & judged["recovered"]]
+                         & at_sigma(judged, sigma) & judged["recovered"]]
             if len(hit):
                 step = hit["steps_to_recover"].iloc[0]
                 y = run.loc[run["step"] == step, "excess_nll"]

@@ -8,6 +8,7 @@ from ..core import rules as v
 from .analysis import (
     MAIN_CRITERION,
     Criterion,
+    at_sigma,
     judged_layers,
     judged_runs,
     protocol_label,
@@ -39,14 +40,11 @@ def _protocols(judged: pd.DataFrame) -> list[tuple[str, float | None]]:
 
 def _layers(judged: pd.DataFrame, protocol: str, sigma: float | None) -> pd.DataFrame:
     layers = judged_layers(judged, protocol)
-    return layers if sigma is None else layers[layers["sigma"].round(9) == round(sigma, 9)]
+    return layers[at_sigma(layers, sigma)]
 
 
 def _critical(judged: pd.DataFrame, protocol: str, sigma, critical: int) -> pd.DataFrame:
-    runs = judged[(judged["layer"] == critical) & (judged["protocol"] == protocol)]
-    if sigma is not None:
-        runs = runs[runs["sigma"].round(9) == round(sigma, 9)]
-    return runs
+    return judged[(judged["layer"] == critical) & (judged["protocol"] == protocol) & at_sigma(judged, sigma)]
 
 
 def _quick(layers: pd.DataFrame, classes: dict, quick_steps: int) -> tuple[int, int, str]:
