@@ -13,9 +13,9 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 from anatomy_lib.core.corpus import blocks_from_ids  # noqa: E402
-from anatomy_lib.core.specimens import OFFLINE_SPECIMEN, tiny_specimen  # noqa: E402
+from anatomy_lib.core.specimens import OFFLINE_SPECIMEN, TINY_ARCHS, tiny_specimen  # noqa: E402
 
-ARCHS = ["llama", "qwen2", "gpt2"]
+ARCHS = list(TINY_ARCHS)
 
 
 def state_hash(model) -> str:

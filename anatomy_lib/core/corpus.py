@@ -156,27 +156,46 @@ def tokenize(corpus: Corpus, tokenizer) -> np.ndarray:
     return _tokenize(corpus.documents, tokenizer)
 
 
+def sequence_prefix(tokenizer) -> list[int]:
+    """The tokens every sequence of this family starts with: its BOS where the tokenizer puts one before plain
+    text by itself (Gemma, whose perplexity is several times higher without it), none otherwise (SmolLM2 and
+    GPT-2 were trained on streams that carry no BOS)."""
+    bos = getattr(tokenizer, "bos_token_id", None)
+    if tokenizer is None or bos is None:
+        return []
+    return [bos] if tokenizer("a")["input_ids"][:1] == [bos] else []
+
+
 def blocks_from_ids(ids: np.ndarray, n_blocks: int, block_len: int, seed: int = 0,
-                    description: dict | None = None) -> TokenBlocks:
-    """Choose ``n_blocks`` non-overlapping windows of ``block_len`` tokens, uniformly at random by ``seed``."""
-    if n_blocks < 1 or block_len < 2:
-        raise ValueError(f"need n_blocks >= 1 and block_len >= 2, got {n_blocks} and {block_len}")
-    slots = len(ids) // block_len
+                    description: dict | None = None, prefix=()) -> TokenBlocks:
+    """Choose ``n_blocks`` non-overlapping windows of the token stream, uniformly at random by ``seed``: each
+    block is ``prefix`` (a family's BOS, see ``sequence_prefix``) followed by ``block_len - len(prefix)`` tokens
+    of text, so every block is ``block_len`` long."""
+    prefix = [int(t) for t in prefix]
+    if n_blocks < 1 or block_len < len(prefix) + 2:
+        raise ValueError(f"need n_blocks >= 1 and block_len >= {len(prefix) + 2}, got {n_blocks} and {block_len}")
+    window = block_len - len(prefix)
+    slots = len(ids) // window
     if slots < n_blocks:
-        raise ValueError(f"the text has {len(ids):,} tokens, too short for {n_blocks} blocks of {block_len} "
-                         f"tokens ({n_blocks * block_len:,} needed); use fewer or shorter blocks, or more text")
+        raise ValueError(f"the text has {len(ids):,} tokens, too short for {n_blocks} blocks of {window} "
+                         f"tokens ({n_blocks * window:,} needed); use fewer or shorter blocks, or more text")
     chosen = np.sort(np.random.default_rng(seed).choice(slots, size=n_blocks, replace=False))
-    starts = [int(s) * block_len for s in chosen]
-    blocks = torch.from_numpy(np.stack([ids[s:s + block_len] for s in starts]))
+    starts = [int(s) * window for s in chosen]
+    head = np.asarray(prefix, dtype=np.int64)
+    blocks = torch.from_numpy(np.stack([np.concatenate([head, ids[s:s + window]]) for s in starts]))
     record = {**(description or {}), "n_tokens": int(len(ids)), "n_blocks": n_blocks, "block_len": block_len,
               "seed": seed, "starts": starts}
+    if prefix:  # recorded only where there is one, so the blocks of a family without BOS keep their record
+        record["prefix"] = prefix
     return TokenBlocks(blocks, starts, record)
 
 
 def token_blocks(corpus: Corpus, tokenizer, n_blocks: int, block_len: int, seed: int = 0) -> TokenBlocks:
-    """Tokenise ``corpus`` and pick deterministic fixed-length blocks from it (see ``blocks_from_ids``)."""
+    """Tokenise ``corpus`` and pick deterministic fixed-length blocks from it, each starting the way the
+    tokenizer's family expects (see ``blocks_from_ids`` and ``sequence_prefix``)."""
     if corpus.n_characters == 0:
         raise ValueError(f"corpus {corpus.name!r} is empty")
     ids = tokenize(corpus, tokenizer)
     return blocks_from_ids(ids, n_blocks, block_len, seed,
-                           {**corpus.description, "tokenizer": tokenizer_id(tokenizer)})
+                           {**corpus.description, "tokenizer": tokenizer_id(tokenizer)},
+                           prefix=sequence_prefix(tokenizer))

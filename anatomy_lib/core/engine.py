@@ -52,7 +52,7 @@ def block_nll_from_hidden(adapter, hidden: torch.Tensor, ids: torch.Tensor, chun
     targets = ids[:, 1:].reshape(-1)
     nll = torch.empty(targets.shape[0], dtype=torch.float32, device=hidden.device)
     for i in range(0, targets.shape[0], chunk):
-        nll[i:i + chunk] = token_nll(adapter.head(normed[i:i + chunk]), targets[i:i + chunk])
+        nll[i:i + chunk] = token_nll(adapter.head_logits(normed[i:i + chunk]), targets[i:i + chunk])
     return nll.view(ids.shape[0], -1).mean(dim=1)
 
 

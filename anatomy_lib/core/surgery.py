@@ -63,10 +63,15 @@ class WeightSurgery:
         self._target(layer, name).copy_(value.to(target.dtype))
 
     def scale(self, layer: int, names: str | Iterable[str] | None, factor: float) -> None:
-        """Multiply tensors (default: all of the layer's) by ``factor``."""
+        """Multiply tensors (default: all of the layer's) by ``factor``; a gain stored as an offset from one
+        (Gemma's norms, see ``ModelAdapter.gain_offset``) has its effective value ``1 + w`` multiplied."""
         factor = finite_number(factor, "scale factor")
         for name in self._names(names):
-            self._target(layer, name).mul_(factor)
+            target, offset = self._target(layer, name), self.adapter.gain_offset(name)
+            if offset:
+                target.copy_(((target.double() + offset) * factor - offset).to(target.dtype))
+            else:
+                target.mul_(factor)
 
     def add_noise(self, layer: int, names: str | Iterable[str] | None, std: float,
                   generator: torch.Generator | None = None, relative: bool = True) -> None:
@@ -82,12 +87,17 @@ class WeightSurgery:
         """Make a layer (or only its attention or MLP block) the identity on the residual stream.
 
         A pre-norm block adds ``writer(f(norm(h)))`` to the stream, so zeroing its writers (o and down, and their
-        biases where they exist) removes exactly that contribution.
+        biases where they exist) removes exactly that contribution. A post-norm block (Gemma 3) adds
+        ``gain * normalise(f(norm(h)))``: setting the effective gain of its post-norm to zero removes it.
         """
         if part not in SKIP_PARTS:
             raise ValueError(f"unknown part {part!r}; choose one of {list(SKIP_PARTS)}")
         for name in self.adapter.writer_names(part):
-            self._target(layer, name).zero_()
+            target, offset = self._target(layer, name), self.adapter.gain_offset(name)
+            if offset:
+                target.fill_(-offset)
+            else:
+                target.zero_()
 
     def restore(self) -> None:
         """Copy every saved original back and unregister the edited layers."""
