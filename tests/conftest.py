@@ -75,8 +75,8 @@ def pytest_collection_modifyitems(items):
         path = item.path.as_posix()
         if path.endswith("tests/book/test_chapters.py"):
             item.add_marker(pytest.mark.chapters)
-        elif "real_specimen" in item.fixturenames or "real_gemma" in item.fixturenames or "/tests/book/" in path or "/tests/specimen/" in path \
-                or item.get_closest_marker("specimen"):
+        elif {"real_specimen", "real_gemma"} & set(item.fixturenames) or "/tests/book/" in path \
+                or "/tests/specimen/" in path or item.get_closest_marker("specimen"):
             item.add_marker(pytest.mark.specimen)
         elif not item.get_closest_marker("integration"):
             item.add_marker(pytest.mark.unit)

@@ -4,8 +4,9 @@ edited.
 An instruct specimen gets its chat template (it was trained to answer in that format); a base model gets the
 raw prompt, after its BOS where its family expects one (``corpus.sequence_prefix``). A base model answers by
 completion, so a factual question is posed to it as ``Question: ...\nAnswer:`` and its answer is the
-continuation up to the first line break (it would otherwise go on to ask itself the next question). Greedy decoding keeps every continuation reproducible. Coherence is measured, not only shown: the
-continuations' perplexity under the intact model, distinct-2 and distinct-3, a repetition rate, and correct
+continuation up to the first line break (it would otherwise go on to ask itself the next question). Greedy
+decoding keeps every continuation reproducible. Coherence is measured, not only shown: the continuations'
+perplexity under the intact model, distinct-2 and distinct-3, a repetition rate, and correct
 answers to the short factual questions of ``facts.FACTS`` (whole-word string match), as a rate with a bootstrap
 interval over questions. An empty continuation counts as incoherent: it answers nothing, and its share is
 reported.

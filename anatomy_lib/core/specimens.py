@@ -32,8 +32,15 @@ from pathlib import Path
 
 import torch
 from safetensors.torch import save_model
-from transformers import (AutoConfig, AutoModelForCausalLM, AutoTokenizer, Gemma3TextConfig, GPT2Config, LlamaConfig,
-                          Qwen2Config)
+from transformers import (
+    AutoConfig,
+    AutoModelForCausalLM,
+    AutoTokenizer,
+    Gemma3TextConfig,
+    GPT2Config,
+    LlamaConfig,
+    Qwen2Config,
+)
 from transformers.utils import logging as hf_logging
 
 from .adapter import ModelAdapter
