@@ -17,16 +17,25 @@ def architecture(specimen) -> pd.DataFrame:
     adapter, config = specimen.adapter, specimen.model.config
     get = lambda *names: next((getattr(config, n) for n in names if getattr(config, n, None) is not None), None)
     heads = get("num_attention_heads", "n_head")
+    activation = str(get("hidden_activation", "hidden_act", "activation_function") or "")
+    gating = ("GeGLU" if activation.startswith("gelu") else "SwiGLU") if "gate" in adapter.tensor_names else "none"
+    kinds = adapter.layer_types or ("full_attention",) * adapter.n_layers
+    sliding = [i for i, kind in enumerate(kinds) if kind == "sliding_attention"]
+    attention = (f"sliding window of {get('sliding_window')} tokens, global at layers "
+                 f"{', '.join(str(i) for i, kind in enumerate(kinds) if kind == 'full_attention')}"
+                 if sliding else "global (causal) at every layer")
     facts = [
         ("family", adapter.family),
         ("decoder layers", adapter.n_layers),
         ("d_model", adapter.hidden_size),
         ("query heads", heads),
         ("key/value heads", get("num_key_value_heads") or heads),
-        ("head dim", adapter.hidden_size // heads),
+        ("head dim", get("head_dim") or adapter.hidden_size // heads),
+        ("attention", attention),
         ("MLP width", adapter.tensor(0, "up").shape[0]),
-        ("MLP gating", "SwiGLU" if "gate" in adapter.tensor_names else "none"),
+        ("MLP gating", gating),
         ("norms per layer", sum(n.endswith("norm") for n in adapter.tensor_names)),
+        ("block outputs normalised", "yes (post-norms)" if adapter.has_post_norms else "no"),
         ("vocabulary", get("vocab_size")),
         ("tied embeddings", bool(get("tie_word_embeddings"))),
         ("parameters", specimen.n_parameters),
@@ -57,11 +66,12 @@ def parameter_budget(specimen) -> pd.DataFrame:
 
 
 def weight_norms(adapter) -> pd.DataFrame:
-    """Tidy table: layer, tensor, Frobenius norm and RMS of every named tensor."""
+    """Tidy table: layer, tensor, Frobenius norm and RMS of every named tensor; norm gains as the model applies
+    them (Gemma stores ``w`` and multiplies by ``1 + w``)."""
     rows = []
     for layer in range(adapter.n_layers):
-        for name, tensor in adapter.tensors(layer).items():
-            t = tensor.detach().float()
+        for name in adapter.tensor_names:
+            t = adapter.gain(layer, name).detach().float()
             rows.append({"layer": layer, "tensor": name, "kind": "matrix" if t.ndim == 2 else "vector",
                          "frobenius": t.norm().item(), "rms": t.pow(2).mean().sqrt().item()})
     return pd.DataFrame(rows)

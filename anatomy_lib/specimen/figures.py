@@ -8,6 +8,10 @@ import seaborn as sns
 from ..core.style import PALETTE, finish_figure, legend_below, use_book_style
 
 
+# the norms on the residual stream: before attention and the MLP, and (Gemma) after each block
+STREAM_NORMS = ("attn_norm", "mlp_norm", "attn_post_norm", "mlp_post_norm")
+
+
 def weight_norms_figure(norms, specimen_name: str | None = None):
     """Frobenius norm of every matrix across layers (left) and the mean norm gain (right)."""
     use_book_style()
@@ -17,10 +21,11 @@ def weight_norms_figure(norms, specimen_name: str | None = None):
                  dashes=False, ax=left)
     left.set(xlabel="layer", ylabel="Frobenius norm", title="Weight matrices")
     legend_below(left, "tensor", ncol=7)
-    gains = norms[norms["tensor"].isin(["attn_norm", "mlp_norm"])]
+    stream_norms = [n for n in STREAM_NORMS if n in set(norms["tensor"])]
+    gains = norms[norms["tensor"].isin(stream_norms)]
     colours = sns.color_palette(PALETTE)
     sns.lineplot(data=gains, x="layer", y="rms", hue="tensor", style="tensor", markers=True, dashes=False,
-                 ax=right, palette=[colours[0], colours[3]])
+                 ax=right, palette=[colours[i] for i in (0, 3, 1, 4)][:len(stream_norms)], hue_order=stream_norms)
     right.set(xlabel="layer", ylabel="RMS of the gain vector", title="Norm gains")
     legend_below(right, "tensor", ncol=2)
     for ax in (left, right):
