@@ -4,7 +4,7 @@ Transformer Language Models" (arXiv 2603.19348) on SmolLM2-135M.
 Packages, dependencies strictly downward: ``core`` (everything chapters share; it imports no chapter), one
 package per chapter named like it (``specimen``, ``importance``, ``predictability``, ``structure``,
 ``manipulation``, ``recovery``, ``growth``; manipulation, recovery and growth build on importance), and on top
-``verdicts`` (chapter 8), ``seminar`` (the seminar guide's timings), ``cli`` and ``benchmark``.
+``verdicts`` (chapter 9), ``seminar`` (the seminar guide's timings), ``cli`` and ``benchmark``.
 ``tests/test_layering.py`` checks these rules on every import.
 """
 from .core.version import __version__, check_transformers

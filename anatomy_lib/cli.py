@@ -49,7 +49,8 @@ from .structure.compute import StructureParams, structure, summarize
 
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--specimen", default="default",
-                        help="'default', 'smollm2-135m-instruct-q4', a hub id, a folder or a .gguf path")
+                        help="'default', 'smollm2-135m-instruct-q4', 'gemma3-270m-q4', a hub id, a folder or a "
+                             ".gguf path")
     parser.add_argument("--profile", default="quick", choices=list(PROFILES))
     parser.add_argument("--corpus", default="sotu", help="'sotu' (1960 on), a split name, or a text file")
     parser.add_argument("--blocks-seed", type=int, default=0, help="seed of the evaluation-block selection")

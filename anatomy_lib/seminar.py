@@ -40,11 +40,14 @@ def chapter_times(cpu_gflops: float, runs: pd.DataFrame | None = None, profile: 
     the matmul peak of the CPU the measurements come from."""
     runs = chapter_runs() if runs is None else runs
     runs = runs[runs["profile"] == profile]
+    if "specimen" not in runs:
+        runs = runs.assign(specimen="")
     rows = []
-    for chapter, group in runs.groupby("chapter"):
+    for (chapter, specimen), group in runs.groupby(["chapter", "specimen"]):
         measured = group["wall_time_s"].sum() / 60
         paper = sum(r.wall_time_s * work_ratio(r.diagnostic, "paper", profile) for r in group.itertuples()) / 60
-        row = {"chapter": int(chapter), "diagnostics": ", ".join(sorted(set(group["diagnostic"]))),
+        row = {"chapter": int(chapter), "specimen": specimen or "trained from scratch",
+               "diagnostics": ", ".join(sorted(set(group["diagnostic"]))),
                f"{profile}, CPU (measured)": measured, "paper, CPU (estimated)": paper}
         for gpu, tflops in GPU_PEAK_TFLOPS.items():
             speedup = tflops * 1000 / cpu_gflops

@@ -1,4 +1,4 @@
-"""Chapter 8, the verdicts: every claim of the paper, judged by the chapters' own functions and default parameters,
+"""Chapter 9, the verdicts: every claim of the paper, judged by the chapters' own functions and default parameters,
 collected from the chapter registry (``CHAPTERS``, each package's ``CHAPTER``) and summed up in a computed headline."""
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import html
 import pandas as pd
 
 from . import growth, importance, manipulation, predictability, recovery, specimen, structure
-from .core.display import style_claims
+from .core.display import style_claims, verdict_cell
+from .core.lab import NotStored
 from .core.rules import PARTLY, REPRODUCED, VERDICTS
 
 CHAPTERS = tuple(package.CHAPTER for package in (specimen, importance, predictability, structure, manipulation,
@@ -15,16 +16,21 @@ CHAPTERS = tuple(package.CHAPTER for package in (specimen, importance, predictab
 SECTION = "paper-vs-this-book"  # a claim links to the section of its chapter's page that computes it
 
 
-def book_claims(lab, growth_profile: str | None = None, progress: bool = False) -> pd.DataFrame:
+def book_claims(lab, growth_profile: str | None = None, progress: bool = False,
+                chapters=CHAPTERS) -> pd.DataFrame:
     """Every claim of the paper, judged by the same functions and parameters the chapters use (their defaults at
     the lab's profile; chapter 7 at ``growth_profile``, default the same), with the chapter, the specimen and
     the profile behind each row. Results come from the store; anything missing is computed, as the chapter
-    would."""
+    would, except by a read-only lab (``Lab.read_only``): a chapter it has not stored is left out."""
     rows = []
-    for chapter in CHAPTERS:
+    for chapter in chapters:
         profile = (growth_profile or lab.profile.name) if chapter.trains_own_models else lab.profile.name
         params = chapter.defaults(profile)
-        claims = chapter.paper_claims(chapter.compute(lab, params, progress=progress), params)
+        try:
+            tables = chapter.compute(lab, params, progress=progress)
+        except NotStored:
+            continue
+        claims = chapter.paper_claims(tables, params)
         specimen_name = "models trained from scratch on sotu" if chapter.trains_own_models else lab.specimen.name
         link = f'<a href="{chapter.page}.html#{SECTION}">{chapter.number}. {chapter.title}</a>'
         for claim in claims:
@@ -32,6 +38,68 @@ def book_claims(lab, growth_profile: str | None = None, progress: bool = False) 
                          **{k.capitalize(): v for k, v in claim.__dict__.items()}, "specimen": specimen_name,
                          "profile": profile})
     return pd.DataFrame(rows)
+
+
+GENERALITY = "generality"  # what a claim the paper made for SmolLM2 tests on any other specimen
+
+
+def claims_by_specimen(labs, growth_profile: str | None = None, progress: bool = False) -> pd.DataFrame:
+    """Chapter 9's claims on several specimens: one row per claim as judged on the first lab (the paper's own
+    specimen, or the book's stand-in for it), with each further specimen's result (``<name>: ours``) and verdict
+    (``<name>: verdict``) beside it, judged by the same rule. The paper made its claims for SmolLM2, so on any
+    other specimen a claim tests its generality (``<name>: test``). Chapter 7 trains its own models and has no
+    other specimen; a chapter a specimen has not stored reads "not run". Claims are matched by chapter and
+    position (a claim about "layer 11" of SmolLM2 is the claim about the layer at the same relative depth)."""
+    first, *others = labs
+    table = book_claims(first, growth_profile, progress)
+    table["position"] = table.groupby("chapter").cumcount()
+    table[f"{first.specimen.name}: test"] = "the paper's claim"
+    dissection = tuple(c for c in CHAPTERS if not c.trains_own_models)
+    for lab in others:
+        name = lab.specimen.name
+        other = book_claims(lab, progress=progress, chapters=dissection)
+        if other.empty:  # nothing stored for this specimen yet
+            other = pd.DataFrame(columns=["chapter", "Claim", "Ours", "Verdict", "Because"])
+        other["position"] = other.groupby("chapter").cumcount()
+        other = other.rename(columns={"Ours": f"{name}: ours", "Verdict": f"{name}: verdict",
+                                      "Claim": f"{name}: claim", "Because": f"{name}: because"})
+        keep = ["chapter", "position"] + [c for c in other.columns if c.startswith(f"{name}: ")]
+        table = table.merge(other[keep], on=["chapter", "position"], how="left")
+        run = table[f"{name}: verdict"].notna()
+        table[f"{name}: test"] = [GENERALITY if r else ("none: trained models" if ch == 7 else "not run")
+                                  for r, ch in zip(run, table["chapter"])]
+        table[f"{name}: ours"] = table[f"{name}: ours"].fillna("")
+    return table.drop(columns="position")
+
+
+def generality_sentences(claims: pd.DataFrame, names: list[str]) -> list[str]:
+    """Which claims hold on which specimen, counted from a ``claims_by_specimen`` table."""
+    first, others = names[0], names[1:]
+    out = []
+    for name in others:
+        tested = claims[claims[f"{name}: test"] == GENERALITY]
+        if tested.empty:
+            out.append(f"No claim has been tested on {name} yet.")
+            continue
+        same = (tested["Verdict"] == tested[f"{name}: verdict"]).sum()
+        both = tested[(tested["Verdict"] == REPRODUCED) & (tested[f"{name}: verdict"] == REPRODUCED)]
+        first_only = tested[(tested["Verdict"] == REPRODUCED) & (tested[f"{name}: verdict"] != REPRODUCED)]
+        other_only = tested[(tested["Verdict"] != REPRODUCED) & (tested[f"{name}: verdict"] == REPRODUCED)]
+        counts = tested[f"{name}: verdict"].value_counts()
+        out.append(f"{len(tested)} of the paper's claims were tested on {name} as well (chapters "
+                   f"{', '.join(str(c) for c in sorted(set(tested['chapter'])))}): "
+                   + ", ".join(f"{n} {v}" for v, n in counts.items())
+                   + f"; {same} get the same verdict as on {first}.")
+        for label, rows in (("reproduced on both", both), (f"reproduced on {first} only", first_only),
+                            (f"reproduced on {name} only", other_only)):
+            if len(rows):
+                out.append(f"{label.capitalize()}: " + "; ".join(f"{r.Claim} (chapter {r.chapter})"
+                                                                for r in rows.itertuples()) + ".")
+        not_run = claims[claims[f"{name}: test"] == "not run"]
+        if len(not_run):
+            out.append(f"Not yet run on {name}: chapter(s) "
+                       f"{', '.join(str(c) for c in sorted(set(not_run['chapter'])))} ({len(not_run)} claims).")
+    return out
 
 
 def verdict_counts(table: pd.DataFrame) -> pd.DataFrame:
@@ -64,7 +132,16 @@ def book_table(table: pd.DataFrame):
         "Paper": table["Paper"].map(html.escape), "Ours": table["Ours"].map(html.escape),
         "Verdict": table["Verdict"], "Rule": table["Rule"],
         "Specimen, profile": [f"{html.escape(s)}, {p}" for s, p in zip(table["specimen"], table["profile"])]})
+    for name in other_specimens(table):  # a claims_by_specimen table: one more column per specimen
+        shown[f"{name} ({GENERALITY})"] = [
+            verdict_cell(verdict, ours, "" if test == GENERALITY else test) for verdict, ours, test in
+            zip(table[f"{name}: verdict"], table[f"{name}: ours"], table[f"{name}: test"])]
     return style_claims(shown).set_table_attributes('class="anatomy-claims"')
+
+
+def other_specimens(table: pd.DataFrame) -> list[str]:
+    """The further specimens of a ``claims_by_specimen`` table (none in a ``book_claims`` table)."""
+    return [c[:-len(": verdict")] for c in table.columns if c.endswith(": verdict")]
 
 
 def _counted(table: pd.DataFrame) -> str:
@@ -73,8 +150,9 @@ def _counted(table: pd.DataFrame) -> str:
 
 
 def headline(table: pd.DataFrame) -> list[str]:
-    """The book's verdict in sentences, computed from a ``book_claims`` table. The paper's description of its
-    specimen (chapter 1) is counted apart from its findings."""
+    """The book's verdict in sentences, computed from a ``book_claims`` (or ``claims_by_specimen``) table. The
+    paper's description of its specimen (chapter 1) is counted apart from its findings; further specimens are
+    summed up after it."""
     findings, specimen = table[table["chapter"] != 1], table[table["chapter"] == 1]
     out = [f"Of the paper's {len(findings)} findings checked in this book (chapters 2 to 7), {_counted(findings)}."]
     for v in (REPRODUCED, PARTLY):
@@ -91,4 +169,9 @@ def headline(table: pd.DataFrame) -> list[str]:
         out.append(f"Its description of the specimen (chapter 1): {len(specimen)} facts, {_counted(specimen)}.")
     out.append("Specimens behind the rows: " + ", ".join(sorted(set(table["specimen"]))) + "; profiles: "
                + ", ".join(sorted(set(table["profile"]))) + ".")
+    others = other_specimens(table)
+    if others:  # a claims_by_specimen table: the same claims on further specimens
+        dissection = {c.number for c in CHAPTERS if not c.trains_own_models}
+        first = next(s for s, c in zip(table["specimen"], table["chapter"]) if c in dissection)
+        out += generality_sentences(table, [first, *others])
     return out

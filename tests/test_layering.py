@@ -124,7 +124,7 @@ def test_imports_inside_functions_are_few_and_explained():
 
 
 def test_computing_loads_no_plotting_or_widgets():
-    """Importing the compute side (every chapter's compute modules, the CLI, chapter 8) loads neither matplotlib
+    """Importing the compute side (every chapter's compute modules, the CLI, chapter 9) loads neither matplotlib
     nor ipywidgets: a chapter package names its figures and explorers lazily (``core.lazy``)."""
     import subprocess
     import sys

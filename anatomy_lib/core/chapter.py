@@ -1,4 +1,4 @@
-"""The chapter protocol: what every chapter package exposes, so that chapter 8, the seminar guide and the CLI
+"""The chapter protocol: what every chapter package exposes, so that chapter 9, the seminar guide and the CLI
 can treat chapters alike without knowing any one of them.
 
 A chapter package (``specimen``, ``importance``, ``predictability``, ``structure``, ``manipulation``,
@@ -12,7 +12,7 @@ A chapter package (``specimen``, ``importance``, ``predictability``, ``structure
   ``rules``;
 - ``findings(tables, params, specimen_name) -> list[str]``: what the chapter finds, in computed sentences;
 
-and ``CHAPTER``, the ``Chapter`` record below, which chapter 8 iterates. Chapters may take keyword options
+and ``CHAPTER``, the ``Chapter`` record below, which chapter 9 iterates. Chapters may take keyword options
 after these arguments (chapter 2's thresholds, say); the protocol calls them with their defaults.
 """
 from __future__ import annotations
@@ -30,7 +30,7 @@ Tables = dict[str, pd.DataFrame]
 
 @dataclass(frozen=True)
 class Chapter:
-    """One chapter of the book, as chapter 8 and the seminar guide see it."""
+    """One chapter of the book, as chapter 9 and the seminar guide see it."""
 
     number: int
     page: str  # the notebook's name in book/, without .ipynb

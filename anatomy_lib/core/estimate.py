@@ -49,15 +49,23 @@ def profile_of(request: dict, params_class: type[DiagnosticParams] | None = None
     return None
 
 
+def specimen_of(manifest: dict) -> str:
+    """The name of the specimen a stored result was measured on ("" for experiments that train their own)."""
+    specimen = manifest["request"].get("specimen")
+    return specimen.get("name", "") if isinstance(specimen, dict) else ""
+
+
 def stored_runs(root: str | Path | None = None,
                 params_classes: dict[str, type[DiagnosticParams]] | None = None) -> pd.DataFrame:
-    """One row per stored result: diagnostic, profile, wall time (s), device, platform, created."""
+    """One row per stored result: diagnostic, specimen, profile, wall time (s), device, platform, created."""
     classes = params_classes or {}
-    rows = [{"diagnostic": m["diagnostic"], "profile": profile_of(m["request"], classes.get(m["diagnostic"])),
+    rows = [{"diagnostic": m["diagnostic"], "specimen": specimen_of(m),
+             "profile": profile_of(m["request"], classes.get(m["diagnostic"])),
              "wall_time_s": float(m["wall_time_s"]), "device": m.get("device", ""),
              "platform": m.get("environment", {}).get("platform", ""), "created": m.get("created", "")}
             for _, m in stored_manifests(root)]
-    return pd.DataFrame(rows, columns=["diagnostic", "profile", "wall_time_s", "device", "platform", "created"])
+    return pd.DataFrame(rows, columns=["diagnostic", "specimen", "profile", "wall_time_s", "device", "platform",
+                                       "created"])
 
 
 def _stored_work(manifest: dict, params_class: type[DiagnosticParams]) -> float | None:
@@ -71,9 +79,11 @@ def _stored_work(manifest: dict, params_class: type[DiagnosticParams]) -> float 
         return None
 
 
-def estimate(params: DiagnosticParams, profile: Profile | None, device: str, root: str | Path | None = None) -> str:
-    """What computing ``params`` will cost, in a sentence: the newest stored measurement of the same diagnostic,
-    scaled by the ratio of the two works; said plainly when there is nothing to scale from."""
+def estimate(params: DiagnosticParams, profile: Profile | None, device: str, root: str | Path | None = None,
+             specimen: str | None = None) -> str:
+    """What computing ``params`` will cost, in a sentence: the newest stored measurement of the same diagnostic
+    (on ``specimen`` where one exists: a specimen with a larger vocabulary costs more per token), scaled by the
+    ratio of the two works; said plainly when there is nothing to scale from."""
     cls = type(params)
     candidates = []
     for _, manifest in stored_manifests(root):
@@ -81,31 +91,32 @@ def estimate(params: DiagnosticParams, profile: Profile | None, device: str, roo
             continue
         work = _stored_work(manifest, cls)
         if work:
-            candidates.append((manifest.get("created", ""), manifest, work))
+            candidates.append((specimen_of(manifest) == specimen, manifest.get("created", ""), manifest, work))
     if not candidates:
         return "no stored measurement to estimate its time from"
-    _, base, base_work = max(candidates, key=lambda c: c[0])
+    same, _, base, base_work = max(candidates, key=lambda c: c[:2])
     seconds = float(base["wall_time_s"])
     minutes = seconds / 60 * params.work(profile) / base_work
     platform = base.get("environment", {}).get("platform", "")
     where = f"{base.get('device', '')} on {platform}" if platform else base.get("device", "")
     stored_profile = profile_of(base["request"], cls) or "custom"
+    other = "" if same or not specimen_of(base) else f" on {specimen_of(base)}"
     text = (f"about {minutes:,.1f} min on a machine like the one that stored it ({where}, {seconds / 60:,.1f} min "
-            f"for its {stored_profile} run, scaled by the work these parameters ask for)")
+            f"for its {stored_profile} run{other}, scaled by the work these parameters ask for)")
     if device.startswith("cuda") and str(base.get("device", "")) == "cpu":
         text += "; on this GPU probably far less"
     return text
 
 
 def announce(params: DiagnosticParams, profile: Profile | None, device: str, quiet: bool = False,
-             profile_name: str | None = None) -> None:
+             profile_name: str | None = None, specimen: str | None = None) -> None:
     """Print, before a long computation, what it is and how long it may take. Whatever goes wrong in the
     estimate is said in the sentence; it never stops the computation it announces."""
     if quiet:
         return
     name = profile_name or (profile.name if profile is not None else "custom")
     try:
-        expected = estimate(params, profile, device)
+        expected = estimate(params, profile, device, specimen=specimen)
     except Exception as exc:  # noqa: BLE001 (an estimate is a courtesy: the computation goes on)
         expected = f"no estimate ({type(exc).__name__}: {exc})"
     print(f"computing {params.DIAGNOSTIC} (profile {name}, {device}): no stored result matches these "

@@ -9,7 +9,7 @@ with the baseline block by block (paired bootstrap interval).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Callable
 
@@ -52,6 +52,10 @@ class Measurement:
         return row if self.continuation is None else {**row, "continuation": self.continuation}
 
 
+class NotStored(LookupError):
+    """A read-only lab was asked for a result the store does not hold."""
+
+
 @dataclass(frozen=True)
 class Baseline(DiagnosticParams):
     """The intact model's per-block NLL (no knobs: the blocks and the specimen determine it)."""
@@ -74,6 +78,7 @@ class Lab:
     blocks: TokenBlocks
     corpus_name: str = "sotu"
     progress: bool = field(default_factory=show_progress)
+    compute_missing: bool = True  # False: a result the store lacks raises NotStored (see ``read_only``)
 
     @cached_property
     def engine(self) -> PerplexityEngine:
@@ -109,13 +114,26 @@ class Lab:
 
     def stored(self, params: DiagnosticParams, compute: Callable[[], dict[str, pd.DataFrame]],
                recompute: bool = False) -> dict[str, pd.DataFrame]:
-        """The tables for ``params`` from the results store, computed (and stored) when it lacks them. Under
-        ``torchrun`` only rank 0 writes."""
-        tables, _ = load_or_compute(params.DIAGNOSTIC, self.request(params), compute, device=self.specimen.device,
-                                    recompute=recompute, save=world().main,
-                                    before=lambda: announce(params, self.profile, str(self.specimen.device),
-                                                            quiet=not world().main))
+        """The tables for ``params`` from the results store, computed (and stored) when it lacks them (a
+        ``read_only`` lab raises ``NotStored`` instead). Under ``torchrun`` only rank 0 writes."""
+        def missing():
+            raise NotStored(f"no stored {params.DIAGNOSTIC} result for {self.specimen.name} at profile "
+                            f"{self.profile.name} with these parameters")
+
+        def before():
+            announce(params, self.profile, str(self.specimen.device), quiet=not world().main,
+                     specimen=self.specimen.name)
+
+        computing = self.compute_missing
+        tables, _ = load_or_compute(params.DIAGNOSTIC, self.request(params), compute if computing else missing,
+                                    device=self.specimen.device, recompute=recompute and computing,
+                                    save=world().main, before=before if computing else None)
         return tables
+
+    def read_only(self) -> "Lab":
+        """This lab, reading the results store only: what the book does with a specimen whose results it shows
+        but does not compute (a missing one raises ``NotStored`` instead of starting a long computation)."""
+        return replace(self, compute_missing=False)
 
     def baseline(self, recompute: bool = False) -> pd.DataFrame:
         """Per-block NLL of the intact model (a tidy table), through the results store."""

@@ -115,6 +115,20 @@ def linked_stacks(controls: list, leaf) -> widgets.Widget:
     return build(0, ())
 
 
+def specimen_choice(explorers: dict[str, widgets.Widget]) -> widgets.Widget:
+    """One published explorer per specimen behind a specimen picker (a ``Stack`` jslinked to toggle buttons, so
+    the choice works without a kernel); a single explorer comes back as it is. The wrapper carries the
+    published-explorer class instead of its children, so a page check moves the visible specimen's controls."""
+    if len(explorers) == 1:
+        return next(iter(explorers.values()))
+    for child in explorers.values():
+        child.remove_class(STATIC_CLASS)
+    pick = widgets.ToggleButtons(options=list(explorers), description="specimen")
+    stack = widgets.Stack(list(explorers.values()), selected_index=0)
+    widgets.jslink((pick, "index"), (stack, "selected_index"))
+    return widgets.VBox([pick, stack]).add_class(STATIC_CLASS)
+
+
 def answer_html(text: str) -> widgets.HTML:
     return widgets.HTML(f'<div class="anatomy-answer">{text}</div>')
 

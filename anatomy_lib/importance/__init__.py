@@ -45,5 +45,5 @@ CHAPTER = Chapter(2, "02_importance", "Importance", Params, compute, paper_claim
 # figures and explorers load matplotlib and ipywidgets: imported on first use (core.lazy)
 __getattr__, __dir__ = lazy_exports(__name__, {
     "figures": ("CLASS_ORDER", "anatomy_strip", "class_colours", "influence_figure", "modes_figure"),
-    "explorers": ("ablation_explorer", "static_importance_explorer"),
+    "explorers": ("ablation_explorer", "static_explorers_by_specimen", "static_importance_explorer"),
 })

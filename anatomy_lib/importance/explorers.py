@@ -4,6 +4,8 @@ from __future__ import annotations
 import ipywidgets as widgets
 
 from ..core.generation import DEFAULT_PROMPTS, generate
+from ..core.lab import NotStored
+from ..core.params import PaperLayers
 from ..core.widgets import (
     STATIC_CLASS,
     answer_html,
@@ -12,8 +14,9 @@ from ..core.widgets import (
     escape_text,
     layer_picker,
     linked_stacks,
+    specimen_choice,
 )
-from .compute import MODES, joint_ablation
+from .compute import MODES, ContinuationParams, ablation_continuations, compute, joint_ablation
 
 
 def ablation_explorer(lab, layers=(11,), mode: str = "neighbor_mean", prompt: str | None = None,
@@ -60,3 +63,20 @@ def static_importance_explorer(tables: dict, continuations: dict | None = None, 
         return answer_html(text)
 
     return widgets.VBox([widgets.HBox([how, where]), linked_stacks([how, where], leaf)]).add_class(STATIC_CLASS)
+
+
+def static_explorers_by_specimen(name: str, tables: dict, continuations: dict, others, layer: int = 11,
+                                 mode: str = "neighbor_mean") -> widgets.Widget:
+    """Chapter 2's published explorer for its own specimen ``name`` (the chapter's tables and continuations) and
+    for each read-only lab of ``others`` whose importance tables and continuations are stored, behind a specimen
+    picker; ``layer`` is named on the paper's 30 layers and mapped to each depth."""
+    explorers = {name: static_importance_explorer(tables, continuations, layer, mode)}
+    for lab in others:
+        try:
+            their = compute(lab, progress=False)
+            said = {m: ablation_continuations(lab, ContinuationParams(m)) for m in their}
+        except NotStored:
+            continue
+        at = PaperLayers((layer,)).at_depth(lab.adapter.n_layers)[0]
+        explorers[lab.specimen.name] = static_importance_explorer(their, said, at, mode)
+    return specimen_choice(explorers)

@@ -7,7 +7,6 @@ import seaborn as sns
 
 from ..core.style import PALETTE, finish_figure, legend_below, use_book_style
 
-
 # the norms on the residual stream: before attention and the MLP, and (Gemma) after each block
 STREAM_NORMS = ("attn_norm", "mlp_norm", "attn_post_norm", "mlp_post_norm")
 

@@ -1,4 +1,4 @@
-"""No verdict in the book contradicts a control the book shows: the committed results, read as chapter 8 reads
+"""No verdict in the book contradicts a control the book shows: the committed results, read as chapter 9 reads
 them, checked against the controls computed here directly from the same stored tables. Nothing is computed:
 every result must come from the committed store (a missing one fails the test at once)."""
 from pathlib import Path

@@ -44,7 +44,8 @@ STRIP = [
     re.compile(r"\b\d{4}\.\d{4,5}\b"),       # arXiv ids
     re.compile(r"\bL\d+(?:-\d+)?\b"),        # layer names and ranges
     re.compile(r"\b(?:1[6-9]|20)\d{2}(?:-(?:1[6-9]|20)\d{2})?\b"),  # years and year ranges
-    re.compile(r"SmolLM2-135M"), re.compile(r"\b[A-Za-z]+-?\d+[A-Za-z]*\b"),  # names like Q4_1, Llama-2, distinct-2
+    re.compile(r"SmolLM2-135M"), re.compile(r"Gemma-3-270M"),  # the two specimens' names
+    re.compile(r"\b[A-Za-z]+-?\d+[A-Za-z]*\b"),  # names like Q4_1, Llama-2, distinct-2
     re.compile(r"\b\w*_\w*\b"),              # identifiers
     re.compile(r"\\operatorname\{[^}]*\}"),
 ]

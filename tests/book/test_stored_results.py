@@ -102,3 +102,19 @@ def test_committed_results_match_the_chapters_requests(real_specimen):
     keys = {request_key(lab.request(p)) for p in wanted}
     committed = {path.stem for path in (STORE.root / real_specimen.name).rglob("*.json")}
     assert committed <= keys, f"committed results no chapter asks for: {sorted(committed - keys)}"
+
+
+def test_committed_gemma_results_are_what_the_book_reads(real_gemma):
+    """The second specimen's committed results are requests the book makes at its defaults (the atlas, chapter
+    9's generality column, chapter 2's explorer), with the same parameters as for SmolLM2 mapped to its depth;
+    the measures the atlas draws for every specimen are all there."""
+    from anatomy_lib.core.lab import open_lab
+
+    lab = open_lab(real_gemma, BOOK_PROFILE, progress=False)
+    wanted = book_params(lab)
+    keys = {request_key(lab.request(p)) for p in wanted}
+    committed = {path.stem for path in (STORE.root / real_gemma.name).rglob("*.json")}
+    assert committed <= keys, f"committed Gemma results no chapter asks for: {sorted(committed - keys)}"
+    required = [p for p in wanted if p.DIAGNOSTIC in {"importance", "continuations", "predictability", "structure"}]
+    missing = [p for p in required if STORE.load(p.DIAGNOSTIC, lab.request(p)) is None]
+    assert not missing, f"the atlas's measures are not all stored for Gemma (rerun them): {missing}"

@@ -1,0 +1,128 @@
+"""The atlas's figures: the chapters' headline measures for every specimen on one relative-depth axis, and the
+claims-by-specimen table."""
+from __future__ import annotations
+
+import html
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+
+from ..core.display import verdict_cell
+from ..core.style import PALETTE, PAPER_STYLE, figure_title, use_book_style
+from ..manipulation import PAPER as MANIPULATION_PAPER
+from .report import MODE
+
+MARKERS = ("o", "s", "^", "D", "v", "P")
+
+
+def _styles(names) -> dict[str, tuple]:
+    colours = sns.color_palette(PALETTE)
+    return {name: (colours[i % len(colours)], MARKERS[i % len(MARKERS)]) for i, name in enumerate(names)}
+
+
+def atlas_figure(tables: dict[str, pd.DataFrame]):
+    """Six panels: neighbour-mean importance (with intervals) and Block Influence against relative depth, for
+    every specimen and chapter 7's trained models; held-out R^2 of ridge and of the mean-layer baseline; the
+    lag-1 delta correlation per component against its layer-shuffled null; the alpha curve of the writers; and
+    the share of the damage recovered where chapter 6 was run."""
+    use_book_style()
+    importance = tables["importance"]
+    importance = importance[importance["mode"] == MODE]
+    trained = tables.get("trained", pd.DataFrame())
+    names = list(dict.fromkeys(list(importance["specimen"]) + list(trained.get("specimen", []))))
+    style = _styles(names)
+    fig, axes = plt.subplots(3, 2, figsize=(10, 11.5))
+    (imp, influence), (pred, struct), (alpha, rec) = axes
+
+    for name, rows in pd.concat([importance, trained], ignore_index=True).groupby("specimen", sort=False):
+        colour, marker = style[name]
+        dashed = name.startswith("trained")
+        low = np.maximum(rows["ci_low"], 1e-3)
+        imp.plot(rows["depth"], np.maximum(rows["change_pct"], 1e-3), marker=marker, color=colour, label=name,
+                 linestyle="--" if dashed else "-", linewidth=1.3, markersize=4)
+        imp.fill_between(rows["depth"], low, np.maximum(rows["ci_high"], 1e-3), color=colour, alpha=0.15)
+        influence.plot(rows["depth"], rows["block_influence"], marker=marker, color=colour, label=name,
+                       linestyle="--" if dashed else "-", linewidth=1.3, markersize=4)
+    imp.set(yscale="log", xlabel="relative depth", ylabel="perplexity change, % (log)",
+            title="Importance (neighbour-mean ablation)")
+    influence.set(xlabel="relative depth", ylabel="1 - cos(in, out)", title="Block Influence")
+
+    held = tables["predictability"]
+    for name, rows in held.groupby("specimen", sort=False):
+        colour, marker = style[name]
+        for predictor, line in (("ridge", "-"), ("mean layer", ":")):
+            part = rows[rows["predictor"] == predictor]
+            pred.plot(part["depth"], part["r2"], marker=marker, color=colour, linestyle=line, linewidth=1.3,
+                      markersize=4, label=f"{name}, {predictor}")
+    pred.axhline(0, color="grey", linewidth=0.8)
+    pred.set(xlabel="relative depth", ylabel="held-out R^2 (mean over components)",
+             title="Predictability: ridge (solid) vs mean layer (dotted)")
+
+    structure = tables["structure"]
+    specimens = list(dict.fromkeys(structure.get("specimen", [])))
+    for i, (name, rows) in enumerate(structure.groupby("specimen", sort=False)):
+        colour, marker = style[name]
+        x = np.arange(len(rows)) + (i - (len(specimens) - 1) / 2) * 0.25
+        struct.vlines(x, rows["null_low"], rows["null_high"], color=colour, linewidth=5, alpha=0.3)
+        struct.plot(x, rows["corr"], marker=marker, color=colour, linestyle="none", label=name)
+        struct.set_xticks(np.arange(len(rows)), rows["component"])
+    struct.axhline(-0.5, **PAPER_STYLE, label="paper: -0.50")
+    struct.set(xlabel="component", ylabel="lag-1 delta correlation",
+               title="Structure: specimen (dot) vs shuffled null (bar)")
+
+    curve = tables["alpha"]
+    for name, rows in curve.groupby("specimen", sort=False):
+        colour, marker = style[name]
+        for line, (layer, part) in zip(("-", "--", ":"), rows.groupby("layer")):
+            part = part.sort_values("alpha")
+            alpha.plot(part["alpha"], part["change_pct"], marker=marker, color=colour, linestyle=line,
+                       linewidth=1.3, markersize=4, label=name)
+            alpha.fill_between(part["alpha"], part["ci_low"], part["ci_high"], color=colour, alpha=0.15)
+    alpha.axvline(MANIPULATION_PAPER["alpha"], **PAPER_STYLE)
+    alpha.set(yscale="symlog", xlabel="alpha (writers scaled)", ylabel="perplexity change, % (symlog)",
+              title="Manipulation: alpha curves")
+    alpha.text(0.02, 0.95, "one line per sweep layer, shallower solid;\ndashed vertical: the paper's alpha",
+               transform=alpha.transAxes, fontsize=8, va="top", color="dimgrey")
+
+    runs = tables["recovery"]
+    for name, rows in (runs.groupby("specimen", sort=False) if not runs.empty else []):
+        colour, marker = style[name]
+        mean = rows.groupby("depth", as_index=False)["recovered_fraction"].mean()
+        rec.plot(mean["depth"], 100 * mean["recovered_fraction"], marker=marker, color=colour, label=name,
+                 linewidth=1.3, markersize=4)
+    rec.set(xlabel="relative depth", ylabel="damage undone in the budget, %", ylim=(0, 100),
+            title="Recovery (matched damage)")
+    not_run = tables.get("not_run", pd.DataFrame())
+    missing = sorted(not_run.loc[not_run["measure"] == "recovery", "specimen"]) if not not_run.empty else []
+    if missing:
+        rec.text(0.5, 0.08, "not run yet: " + ", ".join(missing), transform=rec.transAxes, ha="center",
+                 fontsize=9, color="grey")
+
+    handles = {}
+    for ax in axes.flat:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            key = label.split(",")[0]
+            if not key.startswith("_"):
+                handles.setdefault(key, handle)
+    fig.legend(list(handles.values()), list(handles), loc="lower center", ncol=2, fontsize=9, frameon=False)
+    figure_title(fig, "The atlas: every chapter's headline measure on one depth axis", None)
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
+    return fig
+
+
+def claims_table_html(claims: pd.DataFrame, names: list[str]) -> str:
+    """The claims-by-specimen table (``claims_by_specimen``) as HTML: the claim, the paper's number, and per
+    specimen our number and verdict (coloured, with its text); rows a specimen has not run say so."""
+    head = "".join(f"<th>{html.escape(n)}</th>" for n in ["Chapter", "Claim", "Paper"] + names)
+    rows = []
+    for row in claims.to_dict("records"):
+        cells = [str(row["chapter"]), html.escape(row["Claim"]), html.escape(str(row["Paper"])),
+                 verdict_cell(row["Verdict"], row["Ours"])]
+        for name in names[1:]:
+            verdict, test = row.get(f"{name}: verdict"), row.get(f"{name}: test", "not run")
+            cells.append(verdict_cell(verdict, row.get(f"{name}: ours", ""), test))
+        rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    return (f'<table class="anatomy-claims anatomy-atlas"><thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(rows)}</tbody></table>")
