@@ -39,6 +39,13 @@ def _resolve_layers(value, n_layers: int):
     return value
 
 
+def _paper_layers(value):
+    """A profile's layers, named on the paper's 30: a tuple of layers, or a tuple of such tuples."""
+    if value and isinstance(value[0], tuple):
+        return tuple(PaperLayers(v) for v in value)
+    return PaperLayers(value)
+
+
 def _flat_layers(value) -> list:
     if isinstance(value, tuple):
         return [layer for v in value for layer in _flat_layers(v)]
@@ -66,7 +73,7 @@ class DiagnosticParams:
         """The defaults at ``profile``'s sizes, with ``overrides`` replaced."""
         sizes = get_profile(profile).sizes(cls.DIAGNOSTIC)
         layer_fields = {f.name for f in fields(cls) if f.metadata.get("layers")}
-        sizes = {k: PaperLayers(v) if k in layer_fields else v for k, v in sizes.items()}
+        sizes = {k: _paper_layers(v) if k in layer_fields else v for k, v in sizes.items()}
         return replace(cls(), **{**sizes, **overrides})
 
     @classmethod

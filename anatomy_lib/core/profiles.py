@@ -30,6 +30,8 @@ SIZES: dict[str, dict[str, dict]] = {
         "growth_events": dict(seeds=2, target_layers=4, start_layers=2, width=32, heads=2, mlp_width=64, context=32,
                               batch=4, budget_steps=24, midas_block=1, midas_times=(0.3, 0.6), develop_times=(0.4,),
                               validation_blocks=4, importance_blocks=4, follow=0.2, follow_evals=3),
+        # the weight regressions cost the same at every profile: the smoke size fits fewer of them
+        "predictability": dict(sweep_contexts=(1,), sweep_proj_dims=(16,), substitutions=((15,),)),
     },
     "quick": {},
     "paper": {

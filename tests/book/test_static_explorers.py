@@ -88,3 +88,17 @@ def test_manipulation_explorer_reads_the_stored_grid():
     missing = _leaf(explorer, list(how.options).index("scale (all)"), where.index,
                     list(knob.options).index("0.5")).value
     assert "not in the stored grid" in missing
+
+
+def test_a_specimen_picker_switches_whole_explorers_without_a_kernel():
+    from anatomy_lib.core.widgets import STATIC_CLASS, specimen_choice
+
+    one, two = (widgets.VBox([widgets.HTML(text)]).add_class(STATIC_CLASS) for text in ("a", "b"))
+    assert specimen_choice({"only": one}) is one
+    picked = specimen_choice({"smollm2": one, "gemma": two})
+    pick, stack = picked.children
+    assert list(pick.options) == ["smollm2", "gemma"] and list(stack.children) == [one, two]
+    assert STATIC_CLASS in picked._dom_classes and STATIC_CLASS not in one._dom_classes
+    links = [w for w in widgets.Widget.widgets.values() if isinstance(w, widgets.widgets.widget_link.Link)
+             and w.source == (pick, "index") and w.target == (stack, "selected_index")]
+    assert links, "the picker is tied to the stack in the browser"
