@@ -79,9 +79,9 @@ def alpha_rows(lab, progress: bool = False) -> pd.DataFrame:
 
 def recovery_rows(lab, progress: bool = False) -> pd.DataFrame:
     """Chapter 6's damaged runs (matched damage) with the share of the damage undone, where the specimen's sweep
-    is stored; empty otherwise."""
+    is stored (never trained from here: it takes the longest of any chapter); empty otherwise."""
     try:
-        runs = recovery.compute(lab, progress=progress)["runs"]
+        runs = recovery.compute(lab.read_only(), progress=progress)["runs"]
     except NotStored:
         return pd.DataFrame()
     damaged = runs[runs["kind"] == "damaged"]

@@ -44,9 +44,9 @@ COMPARED_STRATEGIES = tuple(Manipulation(s) for s in ("zero", "clone", "mix", "l
 
 def compression(lab, layers, alphas, seed: int = 0, progress: bool = True) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Scale all of ``layers`` together by each alpha, and compare with the other strategies and with removing
-    them: perplexity change and coherence of generation for each. Returns (one row per condition, one row per
-    condition and factual question). The fact rate's change against the intact model is paired: the same
-    resampled questions enter both rates."""
+    them: perplexity change and coherence of generation for each (no ``layers``: the intact model's row only).
+    Returns (one row per condition, one row per condition and factual question). The fact rate's change
+    against the intact model is paired: the same resampled questions enter both rates."""
     n_boot = lab.profile.n_boot
     intact, intact_answers = coherence(lab, seed=seed)
     intact_correct = intact_answers["correct"].dropna().to_numpy()
@@ -54,7 +54,9 @@ def compression(lab, layers, alphas, seed: int = 0, progress: bool = True) -> tu
              "ci_high": 0.0, "ppl": lab.engine.baseline.perplexity, **intact, "fact_change": 0.0,
              "fact_change_low": 0.0, "fact_change_high": 0.0}]
     answers = [intact_answers.assign(label="intact")]
+    # a specimen without connective tissue has nothing to compress: the intact row alone says so
     jobs = [Manipulation("scale", alpha=a) for a in alphas] + list(COMPARED_STRATEGIES)
+    jobs = jobs if layers else []
     for m in tqdm(jobs, desc="compression", disable=not progress):
         change = measure(lab, layers, m, seed)
         metrics, table = coherence(lab, m.edit(layers), seed=seed)

@@ -18,6 +18,8 @@ def paper_claims(tables: dict[str, pd.DataFrame], params=None):
     Coherence is judged on the fact rate's paired change against the intact model, with its interval."""
     comp = tables["compression"]
     intact = comp[comp["strategy"] == "intact"].iloc[0]
+    if (comp["strategy"] == "intact").all():
+        return _nothing_to_compress()
     scaled = comp[comp["label"].str.endswith("writers)") & (comp["alpha"] == PAPER["alpha"])]
     claims = []
     if not scaled.empty:
@@ -57,6 +59,20 @@ def paper_claims(tables: dict[str, pd.DataFrame], params=None):
     return claims
 
 
+NO_CONNECTIVE = "no layer of this specimen is connective tissue (chapter 2): there is nothing to compress"
+
+
+def _nothing_to_compress() -> list:
+    """The compression claims on a specimen without connective tissue: the same claims, none of them testable."""
+    titles = ([f"scale alpha={PAPER['alpha']} on the connective layers: perplexity change",
+               f"scale alpha={PAPER['alpha']} keeps generation coherent"]
+              + [f"{s} on the connective layers destroys coherence" for s in ("zero", "clone", "mix", "lowrank_mix")]
+              + ["the other strategies cost millions of percent"])
+    paper = [f"+{PAPER['scale_change_pct']:g}%"] + ["yes"] * (len(titles) - 1)
+    return [v.Claim(t, p, "no connective tissue", v.qualitative(None), NO_CONNECTIVE, "qualitative")
+            for t, p in zip(titles, paper)]
+
+
 def findings(tables: dict[str, pd.DataFrame], params=None, specimen_name: str = "the specimen") -> list[str]:
     """What chapter 5 finds, in sentences computed from its tables."""
     comp = tables["compression"]
@@ -64,6 +80,8 @@ def findings(tables: dict[str, pd.DataFrame], params=None, specimen_name: str = 
     writers = comp[comp["label"].str.endswith("writers)")].sort_values("alpha")
     out = [f"On {specimen_name}, the intact model answers {intact.facts_correct} of {intact.facts_total} factual "
            f"questions ({intact.fact_rate:.0%} [{intact.fact_rate_low:.0%}, {intact.fact_rate_high:.0%}])."]
+    if writers.empty:
+        return out + [f"On {specimen_name}, {NO_CONNECTIVE}."]
     best = writers.loc[writers["change_pct"].idxmin()]
     out.append(f"Scaling the connective layers' writers together, the lowest perplexity is at alpha = "
                f"{best.alpha:g}: {best.change_pct:+.1f}% [{best.ci_low:+.1f}, {best.ci_high:+.1f}]"

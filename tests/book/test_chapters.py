@@ -51,7 +51,8 @@ def test_chapter_shape_and_colab_cell(chapter):
     assert "SPECIMEN" in params and "PROFILE" in params
 
 
-CELL_TIMEOUT_S = 600  # far above any smoke cell; turns a stalled kernel connection into a failure, not a hang
+CELL_TIMEOUT_S = 1200  # far above any smoke cell (the atlas computes a second model's chapters in one); turns a
+# stalled kernel connection into a failure, not a hang
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)

@@ -153,3 +153,18 @@ def test_the_fact_set_is_large_enough_and_well_formed():
 
     assert len(FACTS) >= 50 and len({q for q, _ in FACTS}) == len(FACTS)
     assert all(q.endswith("?") and answers and all(a == a.lower() for a in answers) for q, answers in FACTS)
+
+
+def test_a_specimen_without_connective_tissue_has_nothing_to_compress():
+    """Gemma-3-270M has no connective tissue at quick: the compression claims are kept, each 'not comparable'."""
+    import pandas as pd
+
+    from anatomy_lib.core.rules import NOT_COMPARABLE
+    from anatomy_lib.manipulation import findings, paper_claims
+
+    intact = pd.DataFrame([{"strategy": "intact", "label": "intact", "alpha": 1.0, "change_pct": 0.0, "ci_low": 0.0,
+                            "ci_high": 0.0, "facts_correct": 3, "facts_total": 8, "fact_rate": 0.375,
+                            "fact_rate_low": 0.125, "fact_rate_high": 0.75}])
+    claims = paper_claims({"compression": intact, "heatmap": pd.DataFrame()})
+    assert len(claims) == 7 and {c.verdict for c in claims} == {NOT_COMPARABLE}
+    assert any("nothing to compress" in s for s in findings({"compression": intact, "heatmap": pd.DataFrame()}))
