@@ -70,9 +70,10 @@ def book_params(lab) -> list:
     table["class"] = classify(table, lab.adapter.n_layers)
     manipulation = ManipulationParams(compress_layers=tuple(connective_layers(table)))
     recovery = RecoveryParams.for_profile(BOOK_PROFILE).resolved(lab)
-    return ([Baseline()] + [ImportanceParams(mode=m) for m in MODES] + [ContinuationParams(mode=m) for m in MODES]
-            + [PredictabilityParams(), StructureParams(), manipulation, recovery]
-            + ([recovery.fixed_protocol(FIXED_SIGMAS)] if FIXED_SIGMAS else []))
+    wanted = ([Baseline()] + [ImportanceParams(mode=m) for m in MODES] + [ContinuationParams(mode=m) for m in MODES]
+              + [PredictabilityParams(), StructureParams(), manipulation, recovery]
+              + ([recovery.fixed_protocol(FIXED_SIGMAS)] if FIXED_SIGMAS else []))
+    return [p.resolved(lab) for p in wanted]  # layers named on the paper's 30, at the specimen's depth
 
 
 def test_committed_growth_results_match_chapter_7():
