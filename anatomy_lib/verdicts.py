@@ -41,20 +41,23 @@ def book_claims(lab, growth_profile: str | None = None, progress: bool = False,
 
 
 GENERALITY = "generality"  # what a claim the paper made for SmolLM2 tests on any other specimen
+NO_SECOND_SPECIMEN = {1: "describes the paper's specimen", 7: "none: trained models"}  # chapters that have none
 
 
 def claims_by_specimen(labs, growth_profile: str | None = None, progress: bool = False) -> pd.DataFrame:
     """Chapter 9's claims on several specimens: one row per claim as judged on the first lab (the paper's own
     specimen, or the book's stand-in for it), with each further specimen's result (``<name>: ours``) and verdict
     (``<name>: verdict``) beside it, judged by the same rule. The paper made its claims for SmolLM2, so on any
-    other specimen a claim tests its generality (``<name>: test``). Chapter 7 trains its own models and has no
-    other specimen; a chapter a specimen has not stored reads "not run". Claims are matched by chapter and
+    other specimen a claim tests its generality (``<name>: test``). Chapter 1 describes the paper's specimen and
+    chapter 7 trains its own models: neither has a second specimen; a chapter a specimen has not stored reads
+    "not run". Claims are matched by chapter and
     position (a claim about "layer 11" of SmolLM2 is the claim about the layer at the same relative depth)."""
     first, *others = labs
     table = book_claims(first, growth_profile, progress)
     table["position"] = table.groupby("chapter").cumcount()
     table[f"{first.specimen.name}: test"] = "the paper's claim"
-    dissection = tuple(c for c in CHAPTERS if not c.trains_own_models)
+    # chapter 1's claims describe the paper's specimen (its depth, width, ...): nothing to generalise
+    dissection = tuple(c for c in CHAPTERS if not c.trains_own_models and c.number != 1)
     for lab in others:
         name = lab.specimen.name
         other = book_claims(lab, progress=progress, chapters=dissection)
@@ -66,7 +69,7 @@ def claims_by_specimen(labs, growth_profile: str | None = None, progress: bool =
         keep = ["chapter", "position"] + [c for c in other.columns if c.startswith(f"{name}: ")]
         table = table.merge(other[keep], on=["chapter", "position"], how="left")
         run = table[f"{name}: verdict"].notna()
-        table[f"{name}: test"] = [GENERALITY if r else ("none: trained models" if ch == 7 else "not run")
+        table[f"{name}: test"] = [GENERALITY if r else NO_SECOND_SPECIMEN.get(ch, "not run")
                                   for r, ch in zip(run, table["chapter"])]
         table[f"{name}: ours"] = table[f"{name}: ours"].fillna("")
     return table.drop(columns="position")

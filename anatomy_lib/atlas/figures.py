@@ -57,7 +57,7 @@ def atlas_figure(tables: dict[str, pd.DataFrame]):
             pred.plot(part["depth"], part["r2"], marker=marker, color=colour, linestyle=line, linewidth=1.3,
                       markersize=4, label=f"{name}, {predictor}")
     pred.axhline(0, color="grey", linewidth=0.8)
-    pred.set(xlabel="relative depth", ylabel="held-out R^2 (mean over components)",
+    pred.set(xlabel="relative depth", ylabel="held-out R^2 (component mean)",
              title="Predictability: ridge (solid) vs mean layer (dotted)")
 
     structure = tables["structure"]
@@ -95,10 +95,11 @@ def atlas_figure(tables: dict[str, pd.DataFrame]):
     rec.set(xlabel="relative depth", ylabel="damage undone in the budget, %", ylim=(0, 100),
             title="Recovery (matched damage)")
     not_run = tables.get("not_run", pd.DataFrame())
-    missing = sorted(not_run.loc[not_run["measure"] == "recovery", "specimen"]) if not not_run.empty else []
-    if missing:
-        rec.text(0.5, 0.08, "not run yet: " + ", ".join(missing), transform=rec.transAxes, ha="center",
-                 fontsize=9, color="grey")
+    for ax, measure in ((alpha, "alpha"), (rec, "recovery"), (pred, "predictability"), (struct, "structure")):
+        missing = sorted(not_run.loc[not_run["measure"] == measure, "specimen"]) if not not_run.empty else []
+        if missing:
+            ax.text(0.5, 0.04, "not run yet: " + ", ".join(missing), transform=ax.transAxes, ha="center",
+                    fontsize=9, color="grey")
 
     handles = {}
     for ax in axes.flat:

@@ -5,6 +5,8 @@ drawn in one style (``PAPER_STYLE``) wherever the paper gives one, legends under
 """
 from __future__ import annotations
 
+import logging
+
 import matplotlib.pyplot as plt
 import seaborn as sns
 
@@ -13,6 +15,9 @@ PAPER_STYLE = {"color": "black", "linestyle": "--", "linewidth": 1.2}
 
 
 def use_book_style() -> None:
+    # log and symlog tick labels are mathtext; where matplotlib's own TeX fonts are not installed it falls back
+    # to DejaVu Sans (what the book wants) and says so once per font, which a page would show as stderr
+    logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)
     sns.set_theme(context="notebook", style="whitegrid", palette=PALETTE, font_scale=1.15)
     plt.rcParams.update({"figure.dpi": 110, "savefig.dpi": 110, "figure.autolayout": False,
                          "axes.titleweight": "bold", "axes.titlesize": 12})
