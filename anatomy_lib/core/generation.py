@@ -3,10 +3,10 @@ edited.
 
 An instruct specimen gets its chat template (it was trained to answer in that format); a base model gets the
 raw prompt, after its BOS where its family expects one (``corpus.sequence_prefix``). A base model answers by
-completion, so a factual question is posed to it as ``Question: ...\nAnswer:`` and its answer is the
-continuation up to the first line break (it would otherwise go on to ask itself the next question). Greedy
-decoding keeps every continuation reproducible. Coherence is measured, not only shown: the continuations'
-perplexity under the intact model, distinct-2 and distinct-3, a repetition rate, and correct
+completion, so a factual question is posed to it as ``Question: ...`` with ``Answer:`` on the next line, and
+its answer is the continuation up to the first line break (it would otherwise go on to ask itself the next
+question). Greedy decoding keeps every continuation reproducible. Coherence is measured, not only shown: the
+continuations' perplexity under the intact model, distinct-2 and distinct-3, a repetition rate, and correct
 answers to the short factual questions of ``facts.FACTS`` (whole-word string match), as a rate with a bootstrap
 interval over questions. An empty continuation counts as incoherent: it answers nothing, and its share is
 reported.
@@ -40,7 +40,7 @@ def uses_chat(specimen, chat: bool | None = None) -> bool:
 
 def format_prompt(specimen, prompt: str, chat: bool | None = None, question: bool = False) -> str:
     """The text a prompt is posed as: the chat template, or for a base model the prompt itself (a ``question``
-    as ``Question: ...\nAnswer:``)."""
+    as ``Question: ...`` with ``Answer:`` on the next line)."""
     if uses_chat(specimen, chat):
         return specimen.tokenizer.apply_chat_template([{"role": "user", "content": prompt}], tokenize=False,
                                                       add_generation_prompt=True)
