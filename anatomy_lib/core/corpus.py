@@ -156,14 +156,17 @@ def tokenize(corpus: Corpus, tokenizer) -> np.ndarray:
     return _tokenize(corpus.documents, tokenizer)
 
 
-def sequence_prefix(tokenizer) -> list[int]:
-    """The tokens every sequence of this family starts with: its BOS where the tokenizer puts one before plain
-    text by itself (Gemma, whose perplexity is several times higher without it), none otherwise (SmolLM2 and
-    GPT-2 were trained on streams that carry no BOS)."""
+# Families trained with a BOS token before every text (Gemma's perplexity is several times higher without it);
+# SmolLM2 and GPT-2 were trained on streams that carry none. A family's rule, not a tokenizer's default: the same
+# SmolLM2 GGUF tokenizer adds a BOS under transformers 4.x and none under 5.x.
+BOS_FAMILIES = ("gemma3_text",)
+
+
+def sequence_prefix(tokenizer, family: str) -> list[int]:
+    """The tokens every sequence of a model ``family`` (its ``model_type``) starts with: its BOS for the families
+    of ``BOS_FAMILIES``, none otherwise."""
     bos = getattr(tokenizer, "bos_token_id", None)
-    if tokenizer is None or bos is None:
-        return []
-    return [bos] if tokenizer("a")["input_ids"][:1] == [bos] else []
+    return [bos] if family in BOS_FAMILIES and bos is not None else []
 
 
 def blocks_from_ids(ids: np.ndarray, n_blocks: int, block_len: int, seed: int = 0,
@@ -190,12 +193,13 @@ def blocks_from_ids(ids: np.ndarray, n_blocks: int, block_len: int, seed: int = 
     return TokenBlocks(blocks, starts, record)
 
 
-def token_blocks(corpus: Corpus, tokenizer, n_blocks: int, block_len: int, seed: int = 0) -> TokenBlocks:
-    """Tokenise ``corpus`` and pick deterministic fixed-length blocks from it, each starting the way the
-    tokenizer's family expects (see ``blocks_from_ids`` and ``sequence_prefix``)."""
+def token_blocks(corpus: Corpus, tokenizer, n_blocks: int, block_len: int, seed: int = 0,
+                 prefix=()) -> TokenBlocks:
+    """Tokenise ``corpus`` and pick deterministic fixed-length blocks from it, each starting with ``prefix`` (the
+    family's ``sequence_prefix``; see ``blocks_from_ids``)."""
     if corpus.n_characters == 0:
         raise ValueError(f"corpus {corpus.name!r} is empty")
     ids = tokenize(corpus, tokenizer)
     return blocks_from_ids(ids, n_blocks, block_len, seed,
                            {**corpus.description, "tokenizer": tokenizer_id(tokenizer)},
-                           prefix=sequence_prefix(tokenizer))
+                           prefix=prefix)

@@ -47,11 +47,12 @@ def format_prompt(specimen, prompt: str, chat: bool | None = None, question: boo
     return f"Question: {prompt}\nAnswer:" if question else prompt
 
 
-def encode_prompt(tokenizer, text: str) -> list[int]:
+def encode_prompt(specimen, text: str) -> list[int]:
     """Token ids of a formatted prompt, starting with the family's BOS where it has one (a chat template that
     already writes it out is not given a second)."""
+    tokenizer = specimen.tokenizer
     ids = tokenizer(text, add_special_tokens=False)["input_ids"]
-    prefix = sequence_prefix(tokenizer)
+    prefix = sequence_prefix(tokenizer, specimen.adapter.family)
     return ids if ids[:len(prefix)] == prefix else prefix + ids
 
 
@@ -62,7 +63,7 @@ def generate(specimen, prompt: str, max_new_tokens: int = 40, chat: bool | None 
     if max_new_tokens < 1:
         raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
     tokenizer, model = specimen.tokenizer, specimen.model
-    ids = torch.tensor([encode_prompt(tokenizer, format_prompt(specimen, prompt, chat, question))],
+    ids = torch.tensor([encode_prompt(specimen, format_prompt(specimen, prompt, chat, question))],
                       device=model.device)
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
     with torch.inference_mode():
@@ -101,7 +102,7 @@ def repetition_rate(text: str, n: int = 3) -> float:
 def continuation_nll(specimen, prompt: str, continuation: str) -> float:
     """Mean NLL (nats) of ``continuation`` after the formatted ``prompt``, under the model as it is now."""
     tokenizer, model = specimen.tokenizer, specimen.model
-    context = encode_prompt(tokenizer, format_prompt(specimen, prompt))
+    context = encode_prompt(specimen, format_prompt(specimen, prompt))
     answer = tokenizer(continuation, add_special_tokens=False)["input_ids"]
     if not answer:
         return float("nan")

@@ -18,7 +18,7 @@ import pandas as pd
 import torch
 
 from .bootstrap import paired_change_interval
-from .corpus import TokenBlocks, load_corpus, token_blocks
+from .corpus import TokenBlocks, load_corpus, sequence_prefix, token_blocks
 from .distributed import world
 from .engine import PerplexityEngine
 from .estimate import announce
@@ -166,5 +166,6 @@ def open_lab(specimen: str | Specimen = "default", profile: str | Profile = "qui
     prof = get_profile(profile)
     if spec.tokenizer is None:
         raise ValueError(f"specimen {spec.name} has no tokenizer; build blocks with corpus.blocks_from_ids")
-    blocks = token_blocks(load_corpus(corpus, years), spec.tokenizer, prof.n_blocks, prof.block_len, seed)
+    blocks = token_blocks(load_corpus(corpus, years), spec.tokenizer, prof.n_blocks, prof.block_len, seed,
+                          prefix=sequence_prefix(spec.tokenizer, spec.adapter.family))
     return Lab(spec, prof, blocks, corpus, show_progress() if progress is None else progress)

