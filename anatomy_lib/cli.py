@@ -225,8 +225,8 @@ def cmd_manipulate(args) -> int:
 
 
 def cmd_recovery(args) -> int:
-    params = params_from(args, RecoveryParams, base=RecoveryParams.for_profile(args.profile))
     lab = _lab(args)
+    params = params_from(args, RecoveryParams, base=lab.defaults(RecoveryParams))
     params = params.resolved(lab)  # the specimen's layers, checked before anything is printed
     if args.fixed_protocol and params.damage != "matched":
         raise ValueError("--fixed-protocol runs beside a matched sweep: drop --damage sigma")

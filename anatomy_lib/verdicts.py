@@ -25,7 +25,7 @@ def book_claims(lab, growth_profile: str | None = None, progress: bool = False,
     rows = []
     for chapter in chapters:
         profile = (growth_profile or lab.profile.name) if chapter.trains_own_models else lab.profile.name
-        params = chapter.defaults(profile)
+        params = chapter.defaults(profile, None if chapter.trains_own_models else lab.specimen.name)
         try:
             tables = chapter.compute(lab, params, progress=progress)
         except NotStored:

@@ -42,5 +42,6 @@ class Chapter:
     trains_own_models: bool = False  # growth: its rows are about models trained from scratch, not the specimen
     stored: tuple[type[DiagnosticParams], ...] = ()  # the parameters of every diagnostic it stores
 
-    def defaults(self, profile) -> DiagnosticParams:
-        return self.Params.for_profile(profile)
+    def defaults(self, profile, specimen: str | None = None) -> DiagnosticParams:
+        """The chapter's defaults at ``profile`` (on ``specimen``, where the profile sizes it apart)."""
+        return self.Params.for_profile(profile, specimen=specimen)

@@ -130,6 +130,11 @@ class Lab:
                                     save=world().main, before=before if computing else None)
         return tables
 
+    def defaults(self, params_class: type[DiagnosticParams], **overrides) -> DiagnosticParams:
+        """``params_class``'s defaults at this lab's profile, sized for its specimen where the profile sizes it
+        apart (``profiles.SPECIMEN_SIZES``): what a chapter computes when given no parameters."""
+        return params_class.for_profile(self.profile, specimen=self.specimen.name, **overrides)
+
     def read_only(self) -> "Lab":
         """This lab, reading the results store only: what the book does with a specimen whose results it shows
         but does not compute (a missing one raises ``NotStored`` instead of starting a long computation)."""

@@ -4,7 +4,8 @@ A diagnostic's parameters are a frozen dataclass whose fields are every knob tha
 results store keys on them, the CLI builds its options from them, and a chapter's parameter cell fills them.
 Four hooks every subclass shares:
 
-- ``for_profile(profile)``: the defaults at a profile's sizes (``profiles.SIZES``);
+- ``for_profile(profile, specimen=None)``: the defaults at a profile's sizes (``profiles.SIZES``, and
+  ``profiles.SPECIMEN_SIZES`` for a specimen the profile sizes apart);
 - ``resolved(lab)``: the parameters for one specimen. Layers a default names as on the paper's 30-layer model
   (``PaperLayers``) become the layers at the same relative depth of the specimen at hand; a subclass may fill in
   more (chapter 5 takes its connective layers from chapter 2);
@@ -69,9 +70,10 @@ class DiagnosticParams:
         return {"diagnostic": {"name": self.DIAGNOSTIC, "version": self.VERSION}, "params": asdict(self)}
 
     @classmethod
-    def for_profile(cls, profile: str | Profile, **overrides):
-        """The defaults at ``profile``'s sizes, with ``overrides`` replaced."""
-        sizes = get_profile(profile).sizes(cls.DIAGNOSTIC)
+    def for_profile(cls, profile: str | Profile, specimen: str | None = None, **overrides):
+        """The defaults at ``profile``'s sizes (on ``specimen``, where the profile sizes it apart:
+        ``profiles.SPECIMEN_SIZES``), with ``overrides`` replaced."""
+        sizes = get_profile(profile).sizes(cls.DIAGNOSTIC, specimen)
         layer_fields = {f.name for f in fields(cls) if f.metadata.get("layers")}
         sizes = {k: _paper_layers(v) if k in layer_fields else v for k, v in sizes.items()}
         return replace(cls(), **{**sizes, **overrides})

@@ -5,7 +5,8 @@ same thing: ``smoke`` for tests (seconds), ``quick`` for a 2-core CPU (minutes p
 GPU at the paper's scale. ``Profile`` holds the sizes of a lab (the evaluation blocks every dissection shares);
 ``SIZES`` holds, per profile, what a diagnostic that trains sets apart from its own defaults (keyed by the
 diagnostic's store name), and ``DiagnosticParams.for_profile`` applies them. The quick profile is every
-diagnostic's defaults, so its entries are empty.
+diagnostic's defaults, so its entries are empty; ``SPECIMEN_SIZES`` holds the few sizes a profile sets on one
+specimen only (``Lab.defaults`` reads them for the lab's specimen).
 """
 from __future__ import annotations
 
@@ -69,9 +70,11 @@ class Profile:
         """Tokens in one evaluation of the lab's blocks."""
         return self.n_blocks * self.block_len
 
-    def sizes(self, diagnostic: str) -> dict:
-        """What this profile sets for ``diagnostic`` apart from its defaults (empty: the defaults)."""
-        return dict(SIZES.get(self.name, {}).get(diagnostic, {}))
+    def sizes(self, diagnostic: str, specimen: str | None = None) -> dict:
+        """What this profile sets for ``diagnostic`` apart from its defaults (empty: the defaults), on
+        ``specimen`` where ``SPECIMEN_SIZES`` names it."""
+        return {**SIZES.get(self.name, {}).get(diagnostic, {}),
+                **SPECIMEN_SIZES.get((self.name, specimen), {}).get(diagnostic, {})}
 
 
 PROFILES: dict[str, Profile] = {
@@ -80,6 +83,17 @@ PROFILES: dict[str, Profile] = {
     "paper": Profile("paper", n_blocks=128, block_len=1024, batch_size=16, n_boot=5000, gen_tokens=60),
 }
 assert set(SIZES) == set(PROFILES)
+
+# What a profile sets on one specimen beyond ``SIZES``, where the profile's defaults would outgrow the machine the
+# profile is for. Gemma-3-270M's 262,144-entry head makes each recovery step and evaluation several times
+# SmolLM2's, so at quick its sweep runs six of the quick layers (the edges, the paper's L11 and L14, the output
+# end, each at Gemma's depth), one noise seed, every layer with its sham, and no fixed-noise protocol beside it.
+SPECIMEN_SIZES: dict[tuple[str, str], dict[str, dict]] = {
+    ("quick", "gemma3-270m-q4"): {
+        "recovery": dict(layers=(0, 1, 11, 14, 24, 29), sham_layers=(0, 1, 11, 14, 24, 29), repeat_layers=(),
+                         sigmas=()),
+    },
+}
 
 
 def get_profile(profile: str | Profile) -> Profile:

@@ -151,6 +151,6 @@ def compute(lab, params: ImportanceParams | None = None, *, modes=MODES, thresho
             recompute: bool = False, progress: bool = True) -> dict[str, pd.DataFrame]:
     """Chapter 2's tables (the chapter protocol, ``core.chapter``): {mode: classified importance table}, the mode
     of ``params`` first, then every other mode of ``modes``."""
-    params = params or ImportanceParams.for_profile(lab.profile)
+    params = params or lab.defaults(ImportanceParams)
     order = [params.mode] + [m for m in modes if m != params.mode]
     return {mode: importance(lab, replace(params, mode=mode), thresholds, recompute, progress) for mode in order}

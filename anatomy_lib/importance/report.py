@@ -4,6 +4,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..core import rules as v
+from ..core.params import PaperLayers
 from .analysis import Thresholds, importance_range_orders, rank_agreement, undetermined_reasons
 from .compute import ImportanceParams
 
@@ -21,9 +22,16 @@ def paper_claims(tables: dict[str, pd.DataFrame], params: ImportanceParams | Non
     of ``core.rules``.
 
     ``paper_one_based`` reads the paper's layer numbers as 1-based (L1 = our layer 0); the paper does not say.
+    The paper's layers are mapped to the same relative depth of the specimen (``PaperLayers``): on its own
+    30 layers they stay as they are; on another model the claim about L11 is about the layer at L11's depth.
     """
     table = tables[(params or ImportanceParams()).mode]
-    shift = (lambda ls: {l - 1 for l in ls}) if paper_one_based else set
+    n_layers = len(table)
+
+    def shift(layers) -> set[int]:
+        named = [l - 1 for l in layers] if paper_one_based else list(layers)
+        return set(PaperLayers(named).at_depth(n_layers))
+
     by_class = lambda *names: set(table.loc[table["class"].isin(names), "layer"])
     row_of = table.set_index("layer")
     claims = []
@@ -41,7 +49,8 @@ def paper_claims(tables: dict[str, pd.DataFrame], params: ImportanceParams | Non
     l11 = next(iter(shift([11])))
     r = row_of.loc[l11]
     top = int(table.loc[table["change_pct"].idxmax(), "layer"])
-    claims.append(v.Claim(f"L{l11} alone", f"+{PAPER['l11_change_pct']:,.0f}%",
+    at_depth = "" if l11 == (10 if paper_one_based else 11) else " (the paper's L11 depth)"
+    claims.append(v.Claim(f"L{l11}{at_depth} alone", f"+{PAPER['l11_change_pct']:,.0f}%",
                           f"{r.change_pct:+,.0f}% [{r.ci_low:+,.0f}, {r.ci_high:+,.0f}]",
                           v.number(PAPER["l11_change_pct"], r.change_pct, r.ci_low, r.ci_high, factor=10 ** 0.5),
                           f"agreement: within half an order of magnitude; our most important layer: L{top} "
@@ -89,8 +98,10 @@ def findings(tables: dict[str, pd.DataFrame], params: ImportanceParams | None = 
     out = [f"On {specimen_name}, the most important layer under the paper's neighbour-mean ablation is "
            f"L{int(top.layer)}: "
            f"{_pct(top)} perplexity (95% interval)."]
-    if 11 in by_layer.get("neighbor_mean", pd.DataFrame()).index:
-        out.append(f"The paper's L11 costs {_pct(by_layer['neighbor_mean'].loc[11])} here, against its "
+    if "neighbor_mean" in by_layer:
+        l11 = PaperLayers((11,)).at_depth(n)[0]
+        where = "The paper's L11" if l11 == 11 else f"L{l11}, at the depth of the paper's L11,"
+        out.append(f"{where} costs {_pct(by_layer['neighbor_mean'].loc[l11])} here, against its "
                    f"+{PAPER['l11_change_pct']:,.0f}%.")
     counts = paper_mode["class"].value_counts()
     plural = {"connective tissue": "connective tissue", "input processor": "input processors",
@@ -122,7 +133,9 @@ def findings(tables: dict[str, pd.DataFrame], params: ImportanceParams | None = 
     anti = {mode: int((t["ci_high"] < 0).sum()) for mode, t in tables.items()}
     out.append("Layers whose removal lowers perplexity (interval below zero): "
                + ", ".join(f"{k} under {mode}" for mode, k in anti.items()) + f", against the paper's "
-               f"{_fmt_layers(PAPER['anti_layers'])}.")
+               f"{_fmt_layers(PAPER['anti_layers'])}"
+               + ("." if n == 30 else f" (L{', L'.join(map(str, PaperLayers(PAPER['anti_layers']).at_depth(n)))} at "
+                                      f"this model's depth)."))
     rho = rank_agreement(paper_mode)
     out.append(f"Block Influence ranks the layers with Spearman {rho:+.2f} against the neighbour-mean changes.")
     return out

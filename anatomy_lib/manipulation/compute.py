@@ -128,4 +128,4 @@ def manipulation(lab, params: ManipulationParams = ManipulationParams(), recompu
 def compute(lab, params: ManipulationParams | None = None, *, recompute: bool = False,
             progress: bool = True) -> dict[str, pd.DataFrame]:
     """Chapter 5's tables (the chapter protocol, ``core.chapter``)."""
-    return manipulation(lab, params or ManipulationParams.for_profile(lab.profile), recompute, progress)
+    return manipulation(lab, params or lab.defaults(ManipulationParams), recompute, progress)

@@ -171,4 +171,4 @@ def predictability(lab, params: PredictabilityParams = PredictabilityParams(), r
 def compute(lab, params: PredictabilityParams | None = None, *, recompute: bool = False,
             progress: bool = True) -> dict[str, pd.DataFrame]:
     """Chapter 3's tables (the chapter protocol, ``core.chapter``)."""
-    return predictability(lab, params or PredictabilityParams.for_profile(lab.profile), recompute, progress)
+    return predictability(lab, params or lab.defaults(PredictabilityParams), recompute, progress)

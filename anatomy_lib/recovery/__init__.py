@@ -34,7 +34,6 @@ from .analysis import (
 from .params import DAMAGE_MODES, NOISE_TENSORS, QUICK_LAYERS, TRAINABLE_SETS, RecoveryParams
 from .report import PAPER, findings, main_protocol, paper_claims
 from .sweep import (
-    FIXED_SIGMAS,
     RecoveryContext,
     compute,
     merged,

@@ -57,7 +57,8 @@ class RecoveryParams(DiagnosticParams):
         "choices": DAMAGE_MODES, "help": "matched: sigma chosen per layer for target_nats; sigma: the sigmas grid"})
     target_nats: float = field(default=0.3, metadata={"help": "matched damage: initial NLL increase (nats)"})
     sigmas: tuple[float, ...] = field(default=(0.25, 1.0), metadata={
-        "help": "sigma damage: noise std relative to each tensor's std"})
+        "help": "sigma damage: noise std relative to each tensor's std; beside a matched sweep, the fixed-noise "
+                "protocol's sigmas (empty: none)"})
     noise_tensors: str = field(default="matrices", metadata={
         "choices": NOISE_TENSORS, "help": "tensors that get noise: weight matrices, or norm gains too"})
     trainable: str = field(default="layer", metadata={
@@ -94,6 +95,8 @@ class RecoveryParams(DiagnosticParams):
         positive_number(self.target_nats, "target_nats")
         for sigma in self.sigmas:
             non_negative_number(sigma, "sigma")
+        if self.damage == "sigma" and not self.sigmas:
+            raise ValueError("damage 'sigma' needs at least one sigma (sigmas)")
         one_of(self.noise_tensors, NOISE_TENSORS, "noise tensor set")
         one_of(self.trainable, TRAINABLE_SETS, "trainable set")
         positive_number(self.lr, "learning rate (lr)")
@@ -129,10 +132,11 @@ class RecoveryParams(DiagnosticParams):
             out += [(layer, "damaged", self.noise_seed + i, sigma) for i in range(count) for sigma in grid]
         return out + [(layer, "sham", self.noise_seed, 0.0) for layer in self.sham_layers]
 
-    def fixed_protocol(self, sigmas: tuple[float, ...]) -> "RecoveryParams":
-        """The fixed-noise protocol beside this sweep: every layer at each sigma, one noise seed, no shams (it is
-        judged against this sweep's shams, which are the same runs)."""
-        return replace(self, damage="sigma", sigmas=tuple(sigmas), sham_layers=(), repeat_layers=())
+    def fixed_protocol(self, sigmas: tuple[float, ...] | None = None) -> "RecoveryParams":
+        """The fixed-noise protocol beside this sweep: every layer at each sigma (default ``self.sigmas``), one
+        noise seed, no shams (it is judged against this sweep's shams, which are the same runs)."""
+        return replace(self, damage="sigma", sigmas=tuple(self.sigmas if sigmas is None else sigmas),
+                       sham_layers=(), repeat_layers=())
 
     def work(self, profile=None) -> float:
         """Training tokens of every run (fine-tuning dominates a recovery sweep)."""

@@ -5,6 +5,7 @@ import numpy as np
 import pandas as pd
 
 from ..core import rules as v
+from ..core.params import PaperLayers
 from .analysis import (
     MAIN_CRITERION,
     Criterion,
@@ -69,7 +70,9 @@ def paper_claims(tables: dict[str, pd.DataFrame], params: RecoveryParams | None 
     sigma = None if protocol == "matched" else float(params.sigmas[0])
     others = [(p, s) for p, s in _protocols(main) if (p, s) != (protocol, sigma)]
     budget = int(main["budget"].iloc[0])
-    critical = PAPER["critical_layer"] - (1 if paper_one_based else 0)
+    # the paper's L11, at the same relative depth of the specimen (itself on the paper's 30 layers)
+    critical = PaperLayers((PAPER["critical_layer"] - (1 if paper_one_based else 0),)).at_depth(
+        len(importance_table))[0]
     claims = []
 
     def elsewhere(verdict_of) -> str:
@@ -199,8 +202,8 @@ def findings(tables: dict[str, pd.DataFrame], params: RecoveryParams | None = No
                        f"{mine['recovered_fraction'].min():.0%} to {mine['recovered_fraction'].max():.0%}.")
     if protocol == "matched" and not (runs["protocol"] == "fixed").any():
         out.append("The fixed-noise protocol (one sigma for every layer, the paper's likely design) is not in these "
-                   "tables: its verdicts are not shown on this page (`rec.compute(..., fixed_sigmas=(0.25, 1.0))` "
-                   "runs it).")
+                   "tables: its verdicts are not shown on this page (parameters with `sigmas=(0.25, 1.0)` run it "
+                   "beside the matched sweep).")
     shams = sham_drift(runs, tables["curves"])
     if not shams.empty:
         improved = shams[shams["final_move_nll"] < 0]

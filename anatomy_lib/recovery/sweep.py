@@ -128,16 +128,12 @@ def recovery(lab, params: RecoveryParams | None = None, recompute: bool = False,
              progress: bool = True) -> dict[str, pd.DataFrame]:
     """Every run of ``params`` (damaged layers, repeats, shams): a ``runs`` summary and the ``curves``, through
     the results store (``params``: resolved for the lab's specimen first; default: the lab's profile)."""
-    params = (params or RecoveryParams.for_profile(lab.profile)).resolved(lab)
+    params = (params or lab.defaults(RecoveryParams)).resolved(lab)
 
     def run():
         return recovery_sweep(RecoveryContext.build(lab, params), params, progress)
 
     return lab.stored(params, run, recompute)
-
-
-# the fixed-noise protocol the chapter runs beside its matched sweep (the sigmas of RecoveryParams.sigmas)
-FIXED_SIGMAS: tuple[float, ...] = (0.25, 1.0)
 
 
 def merged(main: dict[str, pd.DataFrame], extra: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
@@ -148,13 +144,13 @@ def merged(main: dict[str, pd.DataFrame], extra: dict[str, pd.DataFrame]) -> dic
             for name in main}
 
 
-def compute(lab, params: RecoveryParams | None = None, *, fixed_sigmas: tuple[float, ...] = FIXED_SIGMAS,
-            recompute: bool = False, progress: bool = True) -> dict[str, pd.DataFrame]:
+def compute(lab, params: RecoveryParams | None = None, *, recompute: bool = False,
+            progress: bool = True) -> dict[str, pd.DataFrame]:
     """Chapter 6's tables (the chapter protocol, ``core.chapter``): the runs, curves and per-block NLLs of the
     sweep, with the fixed-noise protocol at ``fixed_sigmas`` beside a matched sweep (its own stored result),
     and chapter 2's classified importance table (``importance``) that recovery is judged against."""
-    params = (params or RecoveryParams.for_profile(lab.profile)).resolved(lab)
+    params = (params or lab.defaults(RecoveryParams)).resolved(lab)
     tables = recovery(lab, params, recompute, progress)
-    if fixed_sigmas and params.damage == "matched":
-        tables = merged(tables, recovery(lab, params.fixed_protocol(fixed_sigmas), recompute, progress))
+    if params.sigmas and params.damage == "matched":
+        tables = merged(tables, recovery(lab, params.fixed_protocol(), recompute, progress))
     return {**tables, "importance": importance(lab, ImportanceParams(), progress=progress)}

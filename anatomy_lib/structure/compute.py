@@ -167,4 +167,4 @@ def structure(lab, params: StructureParams = StructureParams(), recompute: bool 
 def compute(lab, params: StructureParams | None = None, *, recompute: bool = False,
             progress: bool = True) -> dict[str, pd.DataFrame]:
     """Chapter 4's tables (the chapter protocol, ``core.chapter``)."""
-    return structure(lab, params or StructureParams.for_profile(lab.profile), recompute)
+    return structure(lab, params or lab.defaults(StructureParams), recompute)

@@ -14,7 +14,7 @@ from anatomy_lib.core.results import ResultStore, request_key
 from anatomy_lib.importance import MODES, ContinuationParams, ImportanceParams, Thresholds, classify, connective_layers
 from anatomy_lib.manipulation import ManipulationParams
 from anatomy_lib.predictability import PredictabilityParams
-from anatomy_lib.recovery import FIXED_SIGMAS, RecoveryParams
+from anatomy_lib.recovery import RecoveryParams
 from anatomy_lib.structure import StructureParams
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,10 +69,10 @@ def book_params(lab) -> list:
     table = importance[0]["layers"]
     table["class"] = classify(table, lab.adapter.n_layers)
     manipulation = ManipulationParams(compress_layers=tuple(connective_layers(table)))
-    recovery = RecoveryParams.for_profile(BOOK_PROFILE).resolved(lab)
+    recovery = lab.defaults(RecoveryParams).resolved(lab)  # sized for the specimen (profiles.SPECIMEN_SIZES)
     wanted = ([Baseline()] + [ImportanceParams(mode=m) for m in MODES] + [ContinuationParams(mode=m) for m in MODES]
               + [PredictabilityParams(), StructureParams(), manipulation, recovery]
-              + ([recovery.fixed_protocol(FIXED_SIGMAS)] if FIXED_SIGMAS else []))
+              + ([recovery.fixed_protocol()] if recovery.sigmas else []))
     return [p.resolved(lab) for p in wanted]  # layers named on the paper's 30, at the specimen's depth
 
 

@@ -148,3 +148,20 @@ def test_paper_claims_reproduce_on_a_paper_shaped_table():
     assert importance_range_orders(table) > 7
     shifted = {c.claim: c.verdict for c in paper_claims({"neighbor_mean": table}, paper_one_based=True)}
     assert shifted["critical core"] != "reproduced"
+
+
+def test_paper_claims_name_the_paper_layers_at_the_specimen_depth():
+    """On an 18-layer model the paper's L11 is the layer at its relative depth (L6), the critical core L8-11
+    is L5-6 and the anti-layers L14, L17 are L8, L10: the claims test those layers, not layers 8-11 of 18."""
+    changes = np.full(18, 5.0)
+    changes[[5, 6]] = 5000.0
+    changes[6] = PAPER["l11_change_pct"]
+    changes[[8, 10]] = -5.0
+    table = _table(changes, half_width=0.5)
+    table["class"] = classify(table, 18)
+    claims = {c.claim: c for c in paper_claims({"neighbor_mean": table})}
+    l11 = claims["L6 (the paper's L11 depth) alone"]
+    assert l11.verdict == "reproduced" and l11.ours.startswith("+63,419%")
+    assert claims["critical core"].paper == "L5, L6"
+    assert claims["anti-layers (interval below zero)"].paper == "L8, L10"
+    assert claims["anti-layers (interval below zero)"].verdict == "reproduced"

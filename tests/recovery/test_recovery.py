@@ -184,8 +184,20 @@ def test_profiles_and_schedule():
             ] == [0, 1]
     # every damaged layer has its own sham; the fixed-noise protocol damages every layer at each sigma once
     assert set(quick.sham_layers) == set(quick.layers)
-    fixed = quick.fixed_protocol((0.25, 1.0)).runs()
+    fixed = quick.fixed_protocol().runs()
     assert sorted(fixed) == sorted((layer, "damaged", 0, sigma) for layer in quick.layers for sigma in (0.25, 1.0))
+
+
+def test_quick_sizes_gemma_apart():
+    """At quick, Gemma-3-270M's sweep is six layers (edges, the paper's L11 and L14, the output end, at its
+    depth), one noise seed, a sham each and no fixed-noise protocol; every other specimen keeps the defaults."""
+    gemma = RecoveryParams.for_profile("quick", specimen="gemma3-270m-q4")
+    assert gemma.layers.at_depth(18) == (0, 1, 6, 8, 14, 17) and gemma.sham_layers == gemma.layers
+    assert gemma.repeat_layers == () and gemma.sigmas == ()
+    assert len(gemma.runs()) == 12
+    assert RecoveryParams.for_profile("quick", specimen="smollm2-135m-instruct-q4") == RecoveryParams()
+    with pytest.raises(ValueError, match="needs at least one sigma"):
+        gemma.fixed_protocol()
 
 
 SIGMA_GRID = replace(SMALL, damage="sigma", sigmas=(0.25, 1.0), layers=(1, 3), repeat_layers=(3,), repeat_count=2,
