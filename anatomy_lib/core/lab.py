@@ -23,7 +23,7 @@ from .distributed import world
 from .engine import PerplexityEngine
 from .estimate import announce
 from .generation import generate
-from .params import DiagnosticParams
+from .params import DiagnosticParams, PaperLayers
 from .profiles import Profile, get_profile
 from .results import load_or_compute
 from .runtime import default_dtype, get_device, show_progress
@@ -134,6 +134,11 @@ class Lab:
         """``params_class``'s defaults at this lab's profile, sized for its specimen where the profile sizes it
         apart (``profiles.SPECIMEN_SIZES``): what a chapter computes when given no parameters."""
         return params_class.for_profile(self.profile, specimen=self.specimen.name, **overrides)
+
+    def at_depth(self, layers) -> tuple[int, ...]:
+        """``layers`` named on the paper's 30 layers, at the same relative depth of this lab's specimen (the
+        layers themselves on a 30-layer model): how a chapter's layer parameters reach any specimen."""
+        return PaperLayers(tuple(layers)).at_depth(self.adapter.n_layers)
 
     def read_only(self) -> "Lab":
         """This lab, reading the results store only: what the book does with a specimen whose results it shows

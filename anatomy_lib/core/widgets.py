@@ -13,6 +13,8 @@ import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import pandas as pd
 
+from .lab import NotStored
+
 
 def show_in(output: widgets.Output, *objects) -> None:
     """Replace an Output widget's content through its state, never through an output-capture context: a
@@ -113,6 +115,19 @@ def linked_stacks(controls: list, leaf) -> widgets.Widget:
         return stack
 
     return build(0, ())
+
+
+def by_specimen(name: str, explorer: widgets.Widget, others, build) -> widgets.Widget:
+    """A chapter's published ``explorer`` for its own specimen ``name`` and ``build(lab)`` for each read-only lab
+    of ``others`` whose results the chapter has stored (one that raises ``NotStored`` is left out), behind a
+    specimen picker (``specimen_choice``)."""
+    explorers = {name: explorer}
+    for lab in others:
+        try:
+            explorers[lab.specimen.name] = build(lab)
+        except NotStored:
+            continue
+    return specimen_choice(explorers)
 
 
 def specimen_choice(explorers: dict[str, widgets.Widget]) -> widgets.Widget:

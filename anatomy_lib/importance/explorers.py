@@ -4,17 +4,15 @@ from __future__ import annotations
 import ipywidgets as widgets
 
 from ..core.generation import DEFAULT_PROMPTS, generate
-from ..core.lab import NotStored
-from ..core.params import PaperLayers
 from ..core.widgets import (
     STATIC_CLASS,
     answer_html,
     button_explorer,
+    by_specimen,
     edit_tables,
     escape_text,
     layer_picker,
     linked_stacks,
-    specimen_choice,
 )
 from .compute import MODES, ContinuationParams, ablation_continuations, compute, joint_ablation
 
@@ -65,18 +63,15 @@ def static_importance_explorer(tables: dict, continuations: dict | None = None, 
     return widgets.VBox([widgets.HBox([how, where]), linked_stacks([how, where], leaf)]).add_class(STATIC_CLASS)
 
 
-def static_explorers_by_specimen(name: str, tables: dict, continuations: dict, others, layer: int = 11,
+def static_explorers_by_specimen(lab, tables: dict, continuations: dict, others, layer: int = 11,
                                  mode: str = "neighbor_mean") -> widgets.Widget:
-    """Chapter 2's published explorer for its own specimen ``name`` (the chapter's tables and continuations) and
-    for each read-only lab of ``others`` whose importance tables and continuations are stored, behind a specimen
-    picker; ``layer`` is named on the paper's 30 layers and mapped to each depth."""
-    explorers = {name: static_importance_explorer(tables, continuations, layer, mode)}
-    for lab in others:
-        try:
-            their = compute(lab, progress=False)
-            said = {m: ablation_continuations(lab, ContinuationParams(m)) for m in their}
-        except NotStored:
-            continue
-        at = PaperLayers((layer,)).at_depth(lab.adapter.n_layers)[0]
-        explorers[lab.specimen.name] = static_importance_explorer(their, said, at, mode)
-    return specimen_choice(explorers)
+    """Chapter 2's published explorer for its own ``lab`` (the chapter's tables and continuations) and for each
+    read-only lab of ``others`` whose importance tables and continuations are stored, behind a specimen picker;
+    ``layer`` is named on the paper's 30 layers and opens at the same depth of each specimen."""
+    def build(lab):
+        their = compute(lab, progress=False)
+        said = {m: ablation_continuations(lab, ContinuationParams(m)) for m in their}
+        return static_importance_explorer(their, said, lab.at_depth((layer,))[0], mode)
+
+    own = static_importance_explorer(tables, continuations, lab.at_depth((layer,))[0], mode)
+    return by_specimen(lab.specimen.name, own, others, build)

@@ -32,5 +32,5 @@ CHAPTER = Chapter(5, "05_manipulation", "Manipulation", Params, compute, paper_c
 # figures and explorers load matplotlib and ipywidgets: imported on first use (core.lazy)
 __getattr__, __dir__ = lazy_exports(__name__, {
     "figures": ("compression_figure", "knob_figure", "strategy_heatmap_figure"),
-    "explorers": ("manipulation_explorer", "static_manipulation_explorer"),
+    "explorers": ("manipulation_explorer", "static_manipulation_explorer", "static_explorers_by_specimen"),
 })

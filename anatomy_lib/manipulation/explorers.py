@@ -4,7 +4,16 @@ from __future__ import annotations
 import ipywidgets as widgets
 
 from ..core.generation import DEFAULT_PROMPTS, generate
-from ..core.widgets import STATIC_CLASS, answer_html, button_explorer, edit_tables, layer_picker, linked_stacks
+from ..core.widgets import (
+    STATIC_CLASS,
+    answer_html,
+    button_explorer,
+    by_specimen,
+    edit_tables,
+    layer_picker,
+    linked_stacks,
+)
+from .compute import ManipulationParams, compute
 from .strategies import SCOPES, SIDES, STRATEGIES, Manipulation
 
 
@@ -76,3 +85,13 @@ def static_manipulation_explorer(tables: dict, compress_layers, alpha: float = 0
 
     return widgets.VBox([widgets.HBox([how, where]), knob, linked_stacks([how, where, knob], leaf)]).add_class(
         STATIC_CLASS)
+
+
+def static_explorers_by_specimen(lab, tables: dict, compress_layers, others, alpha: float = 0.9) -> widgets.Widget:
+    """Chapter 5's published explorer for its own ``lab`` and for each read-only lab of ``others`` whose chapter-5
+    tables are stored at its defaults (its connective layers from its own chapter 2), behind a specimen picker."""
+    def build(other):
+        params = other.defaults(ManipulationParams).resolved(other)
+        return static_manipulation_explorer(compute(other, params, progress=False), params.compress_layers, alpha)
+
+    return by_specimen(lab.specimen.name, static_manipulation_explorer(tables, compress_layers, alpha), others, build)

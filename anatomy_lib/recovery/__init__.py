@@ -63,5 +63,5 @@ CHAPTER = Chapter(6, "06_recovery", "Recovery", Params, compute, paper_claims, f
 # figures and explorers load matplotlib and ipywidgets: imported on first use (core.lazy)
 __getattr__, __dir__ = lazy_exports(__name__, {
     "figures": ("recovery_curves_figure", "recovery_vs_importance_figure"),
-    "explorers": ("recovery_explorer", "static_recovery_explorer"),
+    "explorers": ("recovery_explorer", "static_recovery_explorer", "static_explorers_by_specimen"),
 })

@@ -6,10 +6,10 @@ from dataclasses import replace
 import ipywidgets as widgets
 import pandas as pd
 
-from ..core.widgets import STATIC_CLASS, figure_widget, linked_stacks, redraw, run_busy
-from .analysis import at_sigma, protocol_label
+from ..core.widgets import STATIC_CLASS, by_specimen, figure_widget, linked_stacks, redraw, run_busy
+from .analysis import MAIN_CRITERION, at_sigma, judged_runs, protocol_label
 from .figures import recovery_curves_figure
-from .sweep import RecoveryContext, recovery_run
+from .sweep import RecoveryContext, compute, recovery_run
 
 
 def recovery_explorer(lab, params, tables, classes: dict | None = None, layer: int = 11):
@@ -88,3 +88,17 @@ def static_recovery_explorer(tables: dict, classes: dict, specimen_name: str, la
         return figure_widget(recovery_curves_figure(mine[keep], classes, None, specimen_name, judged))
 
     return widgets.VBox([widgets.HBox([pick, how]), linked_stacks([pick, how], leaf)]).add_class(STATIC_CLASS)
+
+
+def static_explorers_by_specimen(lab, tables: dict, classes: dict, judged, others, layer: int = 11) -> widgets.Widget:
+    """Chapter 6's published explorer for its own ``lab`` and for each read-only lab of ``others`` whose recovery
+    sweep is stored at its defaults (``Lab.defaults``: a specimen may be sized apart), behind a specimen picker;
+    ``layer`` is named on the paper's 30 layers and opens at the same depth of each specimen."""
+    def build(other):
+        theirs = compute(other, progress=False)
+        their_classes = dict(zip(theirs["importance"]["layer"], theirs["importance"]["class"]))
+        return static_recovery_explorer(theirs, their_classes, other.specimen.name, other.at_depth((layer,))[0],
+                                        judged_runs(theirs, MAIN_CRITERION, other.profile.n_boot))
+
+    own = static_recovery_explorer(tables, classes, lab.specimen.name, lab.at_depth((layer,))[0], judged)
+    return by_specimen(lab.specimen.name, own, others, build)

@@ -102,3 +102,19 @@ def test_a_specimen_picker_switches_whole_explorers_without_a_kernel():
     links = [w for w in widgets.Widget.widgets.values() if isinstance(w, widgets.widgets.widget_link.Link)
              and w.source == (pick, "index") and w.target == (stack, "selected_index")]
     assert links, "the picker is tied to the stack in the browser"
+
+
+def test_a_specimen_without_stored_results_is_left_out_of_the_picker(tiny_blocks):
+    """``by_specimen`` offers a second specimen only where its results are stored: a read-only lab that lacks
+    them raises NotStored inside the builder and is left out, one that has them gets its own explorer."""
+    from anatomy_lib.core.specimens import tiny_specimen
+    from anatomy_lib.core.widgets import STATIC_CLASS, by_specimen
+    from tests.conftest import tiny_lab
+
+    own = widgets.VBox([widgets.HTML("own")]).add_class(STATIC_CLASS)
+    stored, missing = (tiny_lab(tiny_specimen("llama", n_layers=3, seed=s), tiny_blocks) for s in (7, 8))
+    importance.compute(stored, progress=False)  # stored for this one only
+    build = lambda lab: widgets.VBox([widgets.HTML(str(len(importance.compute(lab, progress=False))))])
+    assert by_specimen("own", own, [missing.read_only()], build) is own
+    picked = by_specimen("own", own, [stored.read_only(), missing.read_only()], build)
+    assert list(picked.children[0].options) == ["own", stored.specimen.name]
