@@ -53,18 +53,24 @@ def claims_by_specimen(labs, growth_profile: str | None = None, progress: bool =
     "not run". Claims are matched by chapter and
     position (a claim about "layer 11" of SmolLM2 is the claim about the layer at the same relative depth)."""
     first, *others = labs
-    table = book_claims(first, growth_profile, progress)
-    table["position"] = table.groupby("chapter").cumcount()
-    table[f"{first.specimen.name}: test"] = "the paper's claim"
     # chapter 1's claims describe the paper's specimen (its depth, width, ...): nothing to generalise
     dissection = tuple(c for c in CHAPTERS if not c.trains_own_models and c.number != 1)
-    for lab in others:
-        name = lab.specimen.name
-        other = book_claims(lab, progress=progress, chapters=dissection)
+    return joined_by_specimen(book_claims(first, growth_profile, progress), first.specimen.name,
+                              {lab.specimen.name: book_claims(lab, progress=progress, chapters=dissection)
+                               for lab in others})
+
+
+def joined_by_specimen(table: pd.DataFrame, first_name: str, others: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """``claims_by_specimen``'s table from the first specimen's ``book_claims`` table and each further specimen's
+    (by name; empty where it has stored nothing), matched by chapter and position."""
+    table = table.copy()
+    table["position"] = table.groupby("chapter").cumcount()
+    table[f"{first_name}: test"] = "the paper's claim"
+    for name, other in others.items():
         if other.empty:  # nothing stored for this specimen yet
-            other = pd.DataFrame(columns=["chapter", "Claim", "Ours", "Verdict", "Because"])
-        other["position"] = other.groupby("chapter").cumcount()
-        other = other.rename(columns={"Ours": f"{name}: ours", "Verdict": f"{name}: verdict",
+            other = pd.DataFrame(columns=["chapter", "Claim", "Paper", "Ours", "Verdict", "Because"])
+        other = other.assign(position=other.groupby("chapter").cumcount())
+        other = other.rename(columns={"Ours": f"{name}: ours", "Verdict": f"{name}: verdict", "Paper": f"{name}: paper",
                                       "Claim": f"{name}: claim", "Because": f"{name}: because"})
         keep = ["chapter", "position"] + [c for c in other.columns if c.startswith(f"{name}: ")]
         table = table.merge(other[keep], on=["chapter", "position"], how="left")
@@ -72,7 +78,28 @@ def claims_by_specimen(labs, growth_profile: str | None = None, progress: bool =
         table[f"{name}: test"] = [GENERALITY if r else NO_SECOND_SPECIMEN.get(ch, "not run")
                                   for r, ch in zip(run, table["chapter"])]
         table[f"{name}: ours"] = table[f"{name}: ours"].fillna("")
+        table[f"{name}: at depth"] = [_at_depth(row, name) for row in table.to_dict("records")]
     return table.drop(columns="position")
+
+
+def _at_depth(row: dict, name: str) -> str:
+    """What a claim names on specimen ``name`` where that differs from the first specimen's wording: the
+    paper's layers mapped to its depth (the critical core L8-11 of 30 layers is L5-6 of 18), or the claim as it
+    reads there ("L6 (the paper's L11 depth) alone")."""
+    claim, paper = row.get(f"{name}: claim"), row.get(f"{name}: paper")
+    if isinstance(paper, str) and paper != row["Paper"]:
+        return f"the paper's, at this depth: {paper}"
+    if isinstance(claim, str) and claim != row["Claim"]:
+        return f"here: {claim}"
+    return ""
+
+
+def specimen_note(row: dict, name: str, with_test: bool = True) -> str:
+    """The small-type note of specimen ``name``'s verdict cell: what the row tests there (``<name>: test``,
+    left out with ``with_test=False``) and what the claim names at its depth."""
+    test = row.get(f"{name}: test", "not run")
+    parts = [test] if with_test or test != GENERALITY else []
+    return "; ".join(parts + [row[f"{name}: at depth"]] if row.get(f"{name}: at depth") else parts)
 
 
 def generality_sentences(claims: pd.DataFrame, names: list[str]) -> list[str]:
@@ -137,8 +164,8 @@ def book_table(table: pd.DataFrame):
         "Specimen, profile": [f"{html.escape(s)}, {p}" for s, p in zip(table["specimen"], table["profile"])]})
     for name in other_specimens(table):  # a claims_by_specimen table: one more column per specimen
         shown[f"{name} ({GENERALITY})"] = [
-            verdict_cell(verdict, ours, "" if test == GENERALITY else test) for verdict, ours, test in
-            zip(table[f"{name}: verdict"], table[f"{name}: ours"], table[f"{name}: test"])]
+            verdict_cell(row[f"{name}: verdict"], row[f"{name}: ours"], specimen_note(row, name, with_test=False))
+            for row in table.to_dict("records")]
     return style_claims(shown).set_table_attributes('class="anatomy-claims"')
 
 

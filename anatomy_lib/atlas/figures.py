@@ -12,6 +12,7 @@ import seaborn as sns
 from ..core.display import verdict_cell
 from ..core.style import PALETTE, PAPER_STYLE, figure_title, use_book_style
 from ..manipulation import PAPER as MANIPULATION_PAPER
+from ..verdicts import specimen_note
 from .report import MODE
 
 MARKERS = ("o", "s", "^", "D", "v", "P")
@@ -122,8 +123,8 @@ def claims_table_html(claims: pd.DataFrame, names: list[str]) -> str:
         cells = [str(row["chapter"]), html.escape(row["Claim"]), html.escape(str(row["Paper"])),
                  verdict_cell(row["Verdict"], row["Ours"])]
         for name in names[1:]:
-            verdict, test = row.get(f"{name}: verdict"), row.get(f"{name}: test", "not run")
-            cells.append(verdict_cell(verdict, row.get(f"{name}: ours", ""), test))
+            cells.append(verdict_cell(row.get(f"{name}: verdict"), row.get(f"{name}: ours", ""),
+                                      specimen_note(row, name)))
         rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     return (f'<table class="anatomy-claims anatomy-atlas"><thead><tr>{head}</tr></thead>'
             f"<tbody>{''.join(rows)}</tbody></table>")

@@ -1,6 +1,7 @@
 """The verdict rules: a table of (paper, ours) pairs with the verdict each rule must give."""
 import math
 
+import pandas as pd
 import pytest
 
 from anatomy_lib import verdicts
@@ -148,3 +149,31 @@ def test_recovery_triples_paper_ours_sham():
     own = v.share(3, 3)
     assert v.controlled(own, v.ControlCheck("sham of the same layer", v.share(1, 3), "the sham moves as much"))[0] == N
     assert v.controlled(own, v.ControlCheck("sham of the same layer", v.share(3, 3), "-"))[0] == R
+
+
+def test_claims_join_by_specimen_with_the_paper_layers_at_each_depth():
+    """A second specimen's claims sit beside the first's by chapter and position; where a claim names layers
+    the note says which they are at that depth; a chapter it has not stored reads "not run", chapter 1 "describes
+    the paper's specimen"."""
+    from anatomy_lib.atlas.figures import claims_table_html
+
+    def claims(rows):
+        return pd.DataFrame([dict(zip(["chapter", "Claim", "Paper", "Ours", "Verdict"], r)) for r in rows])
+
+    first = claims([(1, "decoder layers", "30", "30", R), (2, "critical core", "L8, L9, L10, L11", "none", N),
+                    (2, "L11 alone", "+63,419%", "+1,107%", N), (6, "L11 does not recover", "> 200", "> 200", R)])
+    first = first.assign(Note="", Rule="", section="", specimen="smollm2", profile="quick")
+    second = claims([(2, "critical core", "L5, L6", "L4, L5", N), (2, "L6 (the paper's L11 depth) alone", "+63,419%",
+                                                                      "+358%", N)])
+    table = verdicts.joined_by_specimen(first, "smollm2", {"gemma": second})
+    assert table["gemma: test"].tolist() == ["describes the paper's specimen", "generality", "generality", "not run"]
+    assert table["gemma: at depth"].tolist() == ["", "the paper's, at this depth: L5, L6",
+                                                 "here: L6 (the paper's L11 depth) alone", ""]
+    assert verdicts.specimen_note(table.iloc[1].to_dict(), "gemma") == \
+        "generality; the paper's, at this depth: L5, L6"
+    assert verdicts.specimen_note(table.iloc[1].to_dict(), "gemma", with_test=False) == \
+        "the paper's, at this depth: L5, L6"
+    page = claims_table_html(table, ["smollm2", "gemma"])
+    assert "at this depth: L5, L6" in page and "<i>not run</i>" in page
+    assert verdicts.other_specimens(table) == ["gemma"]
+    assert "gemma (generality)" in verdicts.book_table(table).to_html(escape=False)
