@@ -115,6 +115,8 @@ results: install
 	$(PY) -m anatomy_lib predictability $(GEMMA_ARGS)
 	$(PY) -m anatomy_lib structure $(GEMMA_ARGS)
 	$(PY) -m anatomy_lib manipulate $(GEMMA_ARGS)
+	@# six layers, one seed, a sham each (profiles.SPECIMEN_SIZES: Gemma's head makes every step costlier)
+	$(PY) -m anatomy_lib recovery $(GEMMA_ARGS)
 	$(PY) -m anatomy_lib growth --profile quick
 	$(PY) -m anatomy_lib growth-budgets --profile quick
 	$(PY) -m anatomy_lib growth-events --profile quick
