@@ -1,15 +1,16 @@
 """Weight surgery that always undoes itself.
 
 ``with surgery(model) as s:`` hands out an editor whose methods change layer tensors in place (replace,
-scale, add noise, skip a block). On leaving the block, also through an exception or a
-KeyboardInterrupt, every touched tensor is copied back from a saved clone, so the model is bit-for-bit what
+scale, add noise, skip a block), or override what a layer hands on to the next (``override_output``, a forward
+hook: the weights stay as they are). On leaving the block, also through an exception or a KeyboardInterrupt,
+every touched tensor is copied back from a saved clone and every hook removed, so the model is bit-for-bit what
 it was. Edited layers are registered on the model while the block is active, which lets the prefix cache of
 ``engine.py`` rerun only the layers at and after the first edit.
 """
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Iterable
+from typing import Callable, Iterable
 
 import torch
 
@@ -25,16 +26,20 @@ class WeightSurgery:
     def __init__(self, model_or_adapter):
         self.adapter = as_adapter(model_or_adapter)
         self._saved: dict[tuple[int, str], torch.Tensor] = {}
+        self._hooks: list = []
         self._layers: set[int] = set()
+
+    def _register(self, layer: int) -> None:
+        if layer not in self._layers:
+            self._layers.add(layer)
+            edits = self.adapter.active_edits
+            edits[layer] = edits.get(layer, 0) + 1
 
     def _target(self, layer: int, name: str) -> torch.Tensor:
         tensor = self.adapter.tensor(self.adapter.check_layer(layer), name)
         if (layer, name) not in self._saved:
             self._saved[(layer, name)] = tensor.detach().clone()
-            if layer not in self._layers:
-                self._layers.add(layer)
-                edits = self.adapter.active_edits
-                edits[layer] = edits.get(layer, 0) + 1
+            self._register(layer)
         return tensor
 
     def _names(self, names: str | Iterable[str] | None) -> list[str]:
@@ -99,8 +104,27 @@ class WeightSurgery:
             else:
                 target.zero_()
 
+    def override_output(self, layer: int, transform: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> None:
+        """Hand the next layer ``transform(entering, leaving)`` instead of what ``layer`` computes, where
+        ``entering`` is the residual stream entering the layer and ``leaving`` the stream it would hand on (a
+        decoder layer's output is the whole stream, not its own update), both (batch, positions, hidden). A
+        forward hook on the layer, removed on restore; the layer's weights are not touched."""
+        module = self.adapter.layers[self.adapter.check_layer(layer)]
+
+        def hook(_module, args, kwargs, output):
+            entering = args[0] if args else kwargs["hidden_states"]
+            leaving = output[0] if isinstance(output, tuple) else output
+            new = transform(entering, leaving).to(dtype=leaving.dtype, device=leaving.device).expand_as(leaving)
+            return (new, *output[1:]) if isinstance(output, tuple) else new
+
+        self._hooks.append(module.register_forward_hook(hook, with_kwargs=True))
+        self._register(layer)
+
     def restore(self) -> None:
-        """Copy every saved original back and unregister the edited layers."""
+        """Remove every hook, copy every saved original back and unregister the edited layers."""
+        for handle in reversed(self._hooks):
+            handle.remove()
+        self._hooks.clear()
         for (layer, name), original in reversed(list(self._saved.items())):
             self.adapter.tensor(layer, name).copy_(original)
         edits = self.adapter.active_edits

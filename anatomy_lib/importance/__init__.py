@@ -23,7 +23,9 @@ from .analysis import (
 )
 from .compute import (
     MODES,
+    OPERATORS,
     SKIP_PART,
+    STREAM_OPERATORS,
     TENSOR_SETS,
     ContinuationParams,
     ImportanceParams,
@@ -35,6 +37,7 @@ from .compute import (
     importance_sweep,
     joint_ablation,
     neighbors,
+    stream_means,
 )
 from .report import PAPER, findings, paper_claims
 

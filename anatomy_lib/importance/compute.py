@@ -7,6 +7,18 @@ Ablation modes:
 - ``skip``: the layer becomes the identity on the residual stream (its o and down projections zeroed).
 - ``attn_only`` / ``mlp_only``: only the attention / only the MLP block is removed.
 
+Three more operators (``STREAM_OPERATORS``) act on what a layer hands on rather than on its weights, as
+interpretability tools commonly ablate (a forward hook, ``WeightSurgery.override_output``). A decoder layer's
+output is the whole residual stream, not its own update, so these are different experiments:
+
+- ``zero_stream``: the stream leaving the layer is overwritten with zeros (everything before it is lost too);
+- ``mean_stream``: overwritten with its mean over every position of the evaluation blocks (intact model);
+- ``mean_update``: the layer's update (leaving minus entering) replaced by its mean over those positions (mean
+  ablation): the stream before the layer passes through, the layer's position-specific work is removed.
+
+The means are the intact model's, over every position of every evaluation block (first positions included),
+so no operator sees another position's text: a per-sequence mean would leak later tokens into earlier ones.
+
 Every change carries a paired bootstrap 95% interval over text blocks. In the same cached pass we compute
 ShortGPT's Block Influence (1 - cosine of a layer's input and output residual).
 """
@@ -15,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 import pandas as pd
+import torch
 from tqdm.auto import tqdm
 
 from ..core.checks import one_of, positive_int
@@ -23,7 +36,9 @@ from ..core.params import DiagnosticParams
 from ..core.surgery import WeightSurgery, surgery
 from .analysis import Thresholds, classify
 
-MODES = ("neighbor_mean", "skip", "attn_only", "mlp_only")
+MODES = ("neighbor_mean", "skip", "attn_only", "mlp_only")  # chapter 2's map: weight edits
+STREAM_OPERATORS = ("zero_stream", "mean_stream", "mean_update")  # edits of what a layer hands on
+OPERATORS = MODES + STREAM_OPERATORS
 TENSOR_SETS = ("all", "matrices")
 SKIP_PART = {"skip": "block", "attn_only": "attn", "mlp_only": "mlp"}
 
@@ -35,13 +50,13 @@ class ImportanceParams(DiagnosticParams):
     DIAGNOSTIC = "importance"
     VERSION = 1
 
-    mode: str = field(default="neighbor_mean", metadata={"choices": MODES, "help": "how a layer is removed"})
+    mode: str = field(default="neighbor_mean", metadata={"choices": OPERATORS, "help": "how a layer is removed"})
     tensors: str = field(default="all", metadata={
         "choices": TENSOR_SETS, "help": "what neighbor_mean replaces: all tensors (norms too) or matrices only"})
     seed: int = field(default=0, metadata={"help": "seed of the bootstrap intervals"})
 
     def __post_init__(self):
-        one_of(self.mode, MODES, "ablation mode")
+        one_of(self.mode, OPERATORS, "ablation mode")
         one_of(self.tensors, TENSOR_SETS, "tensor set")
 
 
@@ -50,13 +65,32 @@ def neighbors(n_layers: int, layer: int) -> list[int]:
     return [n for n in (layer - 1, layer + 1) if 0 <= n < n_layers]
 
 
-def ablate(editor: WeightSurgery, layer: int, mode: str, tensors: str = "all") -> None:
-    """Apply one ablation to ``layer`` inside an open ``surgery`` (neighbour means read the intact weights)."""
-    one_of(mode, MODES, "ablation mode")
+def stream_means(engine, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The intact model's stream leaving ``layer`` and its update (leaving minus entering), each averaged over
+    every position of the engine's evaluation blocks: what ``mean_stream`` and ``mean_update`` install."""
+    leaving = engine.stream(layer + 1).double().mean(dim=(0, 1))
+    update = leaving - engine.stream(layer).double().mean(dim=(0, 1))
+    return leaving.float(), update.float()
+
+
+def ablate(editor: WeightSurgery, layer: int, mode: str, tensors: str = "all", engine=None) -> None:
+    """Apply one ablation to ``layer`` inside an open ``surgery`` (neighbour means read the intact weights; the
+    mean operators read the intact streams of ``engine``, a ``PerplexityEngine``)."""
+    one_of(mode, OPERATORS, "ablation mode")
     one_of(tensors, TENSOR_SETS, "tensor set")
     adapter = editor.adapter
     adapter.check_layer(layer)
-    if mode == "neighbor_mean":
+    if mode in ("mean_stream", "mean_update") and engine is None:
+        raise ValueError(f"{mode} needs the intact streams: pass the lab's engine")
+    if mode == "zero_stream":
+        editor.override_output(layer, lambda entering, leaving: torch.zeros_like(leaving))
+    elif mode == "mean_stream":
+        mean_leaving, _ = stream_means(engine, layer)
+        editor.override_output(layer, lambda entering, leaving: mean_leaving)
+    elif mode == "mean_update":
+        _, mean_update = stream_means(engine, layer)
+        editor.override_output(layer, lambda entering, leaving: entering + mean_update.to(entering.device))
+    elif mode == "neighbor_mean":
         names = adapter.tensor_names if tensors == "all" else adapter.matrix_names
         sources = neighbors(adapter.n_layers, layer)
         for name in names:
@@ -66,9 +100,10 @@ def ablate(editor: WeightSurgery, layer: int, mode: str, tensors: str = "all") -
         editor.skip(layer, SKIP_PART[mode])
 
 
-def ablation(layers, mode: str = "neighbor_mean", tensors: str = "all"):
-    """The edit that ablates every layer of ``layers`` together (for ``Lab.measure``)."""
-    one_of(mode, MODES, "ablation mode")
+def ablation(layers, mode: str = "neighbor_mean", tensors: str = "all", engine=None):
+    """The edit that ablates every layer of ``layers`` together (for ``Lab.measure``; ``engine``: the lab's,
+    for the mean operators)."""
+    one_of(mode, OPERATORS, "ablation mode")
     one_of(tensors, TENSOR_SETS, "tensor set")
     layers = sorted(set(layers))
     if not layers:
@@ -76,7 +111,7 @@ def ablation(layers, mode: str = "neighbor_mean", tensors: str = "all"):
 
     def edit(editor: WeightSurgery) -> None:
         for layer in layers:
-            ablate(editor, layer, mode, tensors)
+            ablate(editor, layer, mode, tensors, engine)
 
     return edit
 
@@ -89,7 +124,7 @@ def importance_sweep(lab, params: ImportanceParams = ImportanceParams(), layers=
     influence = lab.engine.block_influence()
     rows = []
     for layer in tqdm(layers, desc=f"importance ({params.mode})", disable=not progress):
-        measured = lab.measure(ablation([layer], params.mode, params.tensors), seed=params.seed)
+        measured = lab.measure(ablation([layer], params.mode, params.tensors, lab.engine), seed=params.seed)
         rows.append({"layer": layer, "mode": params.mode, **measured.row(), "block_influence": influence[layer]})
     return pd.DataFrame(rows)
 

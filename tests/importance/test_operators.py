@@ -1,0 +1,68 @@
+"""The stream operators (edits of what a layer hands on): the prefix cache and the model's own forward see the
+same edit, the model comes back bit for bit, and each operator does what its name says."""
+import numpy as np
+import pytest
+import torch
+
+from anatomy_lib.core.engine import PerplexityEngine, plain_evaluation
+from anatomy_lib.core.surgery import surgery
+from anatomy_lib.importance import STREAM_OPERATORS, ablate, ablation, stream_means
+from tests.conftest import state_hash
+
+
+@pytest.mark.parametrize("operator", STREAM_OPERATORS)
+def test_stream_operators_agree_between_cache_and_forward_and_restore(tiny, tiny_blocks, operator):
+    engine = PerplexityEngine(tiny.model, tiny_blocks, progress=False)
+    before = state_hash(tiny.model)
+    with surgery(tiny.adapter) as editor:
+        ablate(editor, 2, operator, engine=engine)
+        assert engine._start_layer("auto") == 2
+        cached = engine.evaluate()
+        plain = plain_evaluation(tiny.model, tiny_blocks)
+    np.testing.assert_allclose(cached.block_nll, plain.block_nll, rtol=1e-5)
+    assert not np.allclose(cached.block_nll, engine.baseline.block_nll)
+    assert state_hash(tiny.model) == before and not tiny.adapter.active_edits
+    np.testing.assert_allclose(plain_evaluation(tiny.model, tiny_blocks).block_nll, engine.baseline.block_nll,
+                               rtol=1e-6)  # the hook is gone
+
+
+def test_stream_operators_install_what_they_name(tiny, tiny_blocks):
+    engine = PerplexityEngine(tiny.model, tiny_blocks, progress=False)
+    a, layer = tiny.adapter, 1
+    entering = engine.stream(layer)
+    mean_leaving, mean_update = stream_means(engine, layer)
+    torch.testing.assert_close(mean_update, (engine.stream(layer + 1) - entering).double().mean((0, 1)).float())
+    for operator, expected in (("zero_stream", torch.zeros_like(entering)),
+                               ("mean_stream", mean_leaving.expand_as(entering)),
+                               ("mean_update", entering + mean_update)):
+        with surgery(a) as editor, torch.inference_mode():
+            ablate(editor, layer, operator, engine=engine)
+            captured = []
+            a.run_layers(entering, layer, layer + 2, capture=captured)
+        torch.testing.assert_close(captured[1], expected, rtol=1e-5, atol=1e-5)
+
+
+def test_zeroing_the_last_stream_leaves_the_head_nothing(tiny_blocks):
+    """Zeros through a final RMSNorm without bias are zeros: uniform logits, perplexity = vocabulary size."""
+    from anatomy_lib.core.specimens import tiny_specimen
+
+    spec = tiny_specimen("llama", n_layers=3, seed=2)
+    engine = PerplexityEngine(spec.model, tiny_blocks, progress=False)
+    with surgery(spec.adapter) as editor:
+        ablation([2], "zero_stream")(editor)
+        ppl = engine.evaluate().perplexity
+    assert ppl == pytest.approx(spec.model.config.vocab_size, rel=1e-4)
+
+
+def test_mean_operators_need_the_streams_and_restore_after_an_exception(tiny, tiny_blocks):
+    engine = PerplexityEngine(tiny.model, tiny_blocks, progress=False)
+    with pytest.raises(ValueError, match="needs the intact streams"):
+        with surgery(tiny.adapter) as editor:
+            ablate(editor, 0, "mean_update")
+    with pytest.raises(KeyboardInterrupt):
+        with surgery(tiny.adapter) as editor:
+            ablate(editor, 0, "mean_stream", engine=engine)
+            raise KeyboardInterrupt
+    assert not tiny.adapter.active_edits and not tiny.adapter.layers[0]._forward_hooks
+    with pytest.raises(ValueError, match="valid choices|choose one of|zero_stream"):
+        ablation([0], "zero_everything")
