@@ -30,7 +30,15 @@ from .growth.report import paper_claims
 from .growth.scaling import branch_check, crossover, loss_by_budget, paired_differences
 from .growth.trainer import CheckpointError, Checkpointing
 from .importance.analysis import rank_agreement
-from .importance.compute import MODES, ContinuationParams, ImportanceParams, ablation_continuations, importance
+from .importance.compute import (
+    MODES,
+    OPERATORS,
+    STREAM_OPERATORS,
+    ContinuationParams,
+    ImportanceParams,
+    ablation_continuations,
+    importance,
+)
 from .manipulation.compute import ManipulationParams, manipulation
 from .predictability.compute import PredictabilityParams, predictability
 from .recovery.analysis import (
@@ -150,18 +158,27 @@ def cmd_importance(args) -> int:
     return 0
 
 
+# what --mode all and --mode stream name (continuations are stored for chapter 2's four modes only)
+MODE_GROUPS = {"all": MODES, "stream": STREAM_OPERATORS}
+
+
 def _per_mode(args, params_class) -> list:
     """One parameter set per ablation mode named by ``--mode`` (``all``: every mode)."""
-    return [params_from(args, params_class, mode=mode) for mode in (MODES if "all" in args.mode else args.mode)]
+    modes = [m for name in args.mode for m in MODE_GROUPS.get(name, (name,))]
+    return [params_from(args, params_class, mode=mode) for mode in dict.fromkeys(modes)]
 
 
-def _mode_args(params_class):
-    """Options of a per-mode command: its parameter class's fields, with ``--mode`` taking several or all."""
+def _mode_args(params_class, modes=MODES):
+    """Options of a per-mode command: its parameter class's fields, with ``--mode`` taking several modes, or a
+    group of them (``MODE_GROUPS``: all, chapter 2's four; stream, the stream operators)."""
+    groups = {name: group for name, group in MODE_GROUPS.items() if set(group) <= set(modes)}
+
     def add(parser: argparse.ArgumentParser) -> None:
         add_params_options(parser, params_class, skip=("mode",))
-        parser.add_argument("--mode", nargs="+", default=["neighbor_mean"],
-                            choices=list(MODES) + ["all"], help="ablation modes, or all (default: "
-                            "neighbor_mean)")
+        parser.add_argument("--mode", nargs="+", default=["neighbor_mean"], choices=list(modes) + list(groups),
+                            help="ablation modes, or " + ", ".join(f"{name} ({', '.join(group)})"
+                                                                  for name, group in groups.items())
+                            + " (default: neighbor_mean)")
 
     return add
 
@@ -334,7 +351,7 @@ def _params_args(params_class):
 COMMANDS = {
     "info": (cmd_info, "describe a specimen and its baseline perplexity", None),
     "importance": (cmd_importance, "per-layer ablation: perplexity change with intervals",
-                   _mode_args(ImportanceParams)),
+                   _mode_args(ImportanceParams, OPERATORS)),
     "continuations": (cmd_continuations, "greedy continuations of a prompt with each layer removed (chapter 2's "
                       "explorer in the published page)", _mode_args(ContinuationParams)),
     "predictability": (cmd_predictability, "ridge R^2 in and out of sample, substitution perplexity",
