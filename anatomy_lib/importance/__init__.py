@@ -18,6 +18,8 @@ from .analysis import (
     classify,
     connective_layers,
     importance_range_orders,
+    operator_summary,
+    paper_pattern,
     rank_agreement,
     undetermined_reasons,
 )

@@ -80,3 +80,38 @@ def importance_range_orders(table: pd.DataFrame, significant_only: bool = False)
         changes = changes[(table["ci_low"] > 0) | (table["ci_high"] < 0)]
     changes = changes[changes > 0]
     return float(np.log10(changes.max() / changes.min())) if len(changes) > 1 else float("nan")
+
+
+PAPER_RANGE_ORDERS = 7.0  # the paper's "importance spans 10^7", matched within half an order of magnitude
+
+
+def paper_pattern(table: pd.DataFrame, n_layers: int, thresholds: Thresholds = Thresholds()) -> dict:
+    """Whether one importance table (one operator) shows the paper's anatomy, part by part: a critical middle
+    core (whole interval at or above ``critical_pct``), every other middle layer under the connective threshold
+    (whole interval below it, or an anti-layer), and a range within half an order of magnitude of 10^7."""
+    classes = table["class"] if "class" in table else classify(table, n_layers, thresholds)
+    edge = int(round(n_layers * thresholds.io_fraction))
+    middle = table["layer"].between(edge, n_layers - edge - 1)
+    core = sorted(int(l) for l in table.loc[middle & (classes == "critical core"), "layer"])
+    rest = table[middle & (classes != "critical core")]
+    above = sorted(int(l) for l in rest.loc[rest["ci_high"] >= thresholds.connective_pct, "layer"])
+    orders = importance_range_orders(table)
+    parts = {"critical_core": core, "middle_above_connective": above, "range_orders": orders,
+             "has_core": bool(core), "rest_connective": not above,
+             "range_matches": bool(abs(orders - PAPER_RANGE_ORDERS) <= 0.5)}
+    return {**parts, "pattern": parts["has_core"] and parts["rest_connective"] and parts["range_matches"]}
+
+
+def operator_summary(tables: dict[str, pd.DataFrame], n_layers: int,
+                     thresholds: Thresholds = Thresholds()) -> pd.DataFrame:
+    """One row per ablation operator ({operator: importance table}): its most important layer with the change
+    and interval, the range in orders of magnitude, the anti-layers by interval, and the paper's pattern part by
+    part (``paper_pattern``)."""
+    rows = []
+    for operator, table in tables.items():
+        top = table.loc[table["change_pct"].idxmax()]
+        pattern = paper_pattern(table, n_layers, thresholds)
+        rows.append({"operator": operator, "top_layer": int(top.layer), "top_change_pct": float(top.change_pct),
+                     "top_ci_low": float(top.ci_low), "top_ci_high": float(top.ci_high),
+                     "anti_layers": sorted(int(l) for l in table.loc[table["ci_high"] < 0, "layer"]), **pattern})
+    return pd.DataFrame(rows)

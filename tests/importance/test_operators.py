@@ -66,3 +66,33 @@ def test_mean_operators_need_the_streams_and_restore_after_an_exception(tiny, ti
     assert not tiny.adapter.active_edits and not tiny.adapter.layers[0]._forward_hooks
     with pytest.raises(ValueError, match="valid choices|choose one of|zero_stream"):
         ablation([0], "zero_everything")
+
+
+def test_the_paper_pattern_is_judged_part_by_part():
+    """A paper-shaped table (core L8-11, everything else in the middle under +30%, range 10^7) shows the
+    pattern; lifting one middle layer above +30% or shrinking the range breaks exactly that part."""
+    import pandas as pd
+
+    from anatomy_lib.importance import Thresholds, classify, operator_summary, paper_pattern
+
+    def table(changes):
+        t = pd.DataFrame({"layer": range(30), "change_pct": changes, "ci_low": np.asarray(changes) - 0.5,
+                          "ci_high": np.asarray(changes) + 0.5})
+        t["class"] = classify(t, 30, Thresholds())
+        return t
+
+    changes = np.full(30, 5.0)
+    changes[[8, 9, 10, 11]] = [5e3, 5e3, 5e3, 6.3e4]
+    changes[[0, 29]] = [1e6, 200.0]
+    changes[3] = 1e6 / 10 ** 7  # importance spans 10^7
+    paper_like = paper_pattern(table(changes), 30)
+    assert paper_like["pattern"] and paper_like["critical_core"] == [8, 9, 10, 11]
+    lifted = changes.copy()
+    lifted[14] = 80.0
+    broken = paper_pattern(table(lifted), 30)
+    assert not broken["pattern"] and broken["middle_above_connective"] == [14] and broken["range_matches"]
+    narrow = changes.copy()
+    narrow[3] = 1.0
+    assert not paper_pattern(table(narrow), 30)["range_matches"]
+    summary = operator_summary({"paper-like": table(changes), "lifted": table(lifted)}, 30)
+    assert summary["pattern"].tolist() == [True, False] and summary["top_layer"].tolist() == [0, 0]
