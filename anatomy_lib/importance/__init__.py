@@ -12,6 +12,13 @@ Everything a notebook calls is re-exported here, so a chapter imports one packag
 """
 from ..core.chapter import Chapter
 from ..core.lazy import lazy_exports
+from .activations import (
+    ActivationParams,
+    activation_profile,
+    activations,
+    appearance_layer,
+    importance_correlation,
+)
 from .analysis import (
     UNDETERMINED,
     Thresholds,
