@@ -116,6 +116,7 @@ def test_committed_gemma_results_are_what_the_book_reads(real_gemma):
     keys = {request_key(lab.request(p)) for p in wanted}
     committed = {path.stem for path in (STORE.root / real_gemma.name).rglob("*.json")}
     assert committed <= keys, f"committed Gemma results no chapter asks for: {sorted(committed - keys)}"
-    required = [p for p in wanted if p.DIAGNOSTIC in {"importance", "continuations", "predictability", "structure"}]
+    required = [p for p in wanted if p.DIAGNOSTIC in {"importance", "continuations", "predictability", "structure",
+                                                   "manipulate"}]
     missing = [p for p in required if STORE.load(p.DIAGNOSTIC, lab.request(p)) is None]
     assert not missing, f"the atlas's measures are not all stored for Gemma (rerun them): {missing}"
