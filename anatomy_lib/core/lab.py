@@ -25,7 +25,7 @@ from .estimate import announce
 from .generation import generate
 from .params import DiagnosticParams, PaperLayers
 from .profiles import Profile, get_profile
-from .results import load_or_compute
+from .results import ResultStore, load_or_compute
 from .runtime import default_dtype, get_device, show_progress
 from .specimens import Specimen, load_specimen
 from .surgery import WeightSurgery, surgery
@@ -129,6 +129,11 @@ class Lab:
                                     device=self.specimen.device, recompute=recompute and computing,
                                     save=world().main, before=before if computing else None)
         return tables
+
+    def checkpoints(self, params: DiagnosticParams):
+        """Where a sweep of independent runs toward ``params``' result keeps its finished runs
+        (``results.RunCheckpoints``), so that it resumes where it stopped."""
+        return ResultStore().checkpoints(params.DIAGNOSTIC, self.request(params))
 
     def defaults(self, params_class: type[DiagnosticParams], **overrides) -> DiagnosticParams:
         """``params_class``'s defaults at this lab's profile, sized for its specimen where the profile sizes it

@@ -131,6 +131,11 @@ class ResultStore:
         _atomic_write(manifest_path, json.dumps(manifest, indent=2, sort_keys=True, default=str).encode())
         return manifest_path
 
+    def checkpoints(self, diagnostic: str, request: dict) -> RunCheckpoints:
+        """Where a sweep of independent runs toward this result keeps its finished runs."""
+        manifest_path, _ = self._paths(request, diagnostic)
+        return RunCheckpoints(manifest_path.with_suffix(".runs"))
+
     def load(self, diagnostic: str, request: dict) -> tuple[dict[str, pd.DataFrame], dict] | None:
         manifest_path, table_path = self._paths(request, diagnostic)
         if not manifest_path.is_file():
@@ -149,6 +154,41 @@ class ResultStore:
         except (OSError, ValueError, KeyError, TypeError) as exc:
             warnings.warn(f"stored result {manifest_path.name} is unusable ({exc}); recomputing", stacklevel=2)
             return None
+
+
+class RunCheckpoints:
+    """The finished runs of a long sweep of independent runs (chapter 6's), one JSON file per run in
+    ``<key>.runs/`` beside the result they build toward: a sweep stopped part-way (a session that ends, a
+    machine taken back) resumes from its last finished run instead of from the start. Each file holds a run's
+    summary row and its tables; the folder is removed once the whole result is stored."""
+
+    def __init__(self, folder: Path):
+        self.folder = Path(folder)
+
+    def _path(self, index: int) -> Path:
+        return self.folder / f"run-{index:04d}.ckpt.json"
+
+    def load(self, index: int):
+        """Run ``index`` as (row, table, ...) if it finished before, else None."""
+        path = self._path(index)
+        if not path.is_file():
+            return None
+        saved = json.loads(path.read_text())
+        return (saved["row"], *(pd.read_json(io.StringIO(t), orient="split") for t in saved["tables"]))
+
+    def save(self, index: int, run: tuple) -> None:
+        row, *tables = run
+        data = {"row": row, "tables": [t.to_json(orient="split", index=False, double_precision=15) for t in tables]}
+        _atomic_write(self._path(index), json.dumps(data, default=float).encode())
+
+    def finished(self) -> int:
+        return len(list(self.folder.glob("run-*.ckpt.json"))) if self.folder.is_dir() else 0
+
+    def clear(self) -> None:
+        for path in self.folder.glob("run-*.ckpt.json"):
+            path.unlink()
+        if self.folder.is_dir() and not any(self.folder.iterdir()):
+            self.folder.rmdir()
 
 
 def _as_stored(tables: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:

@@ -12,6 +12,7 @@ from tqdm.auto import tqdm
 from ..core.bootstrap import perplexity_interval
 from ..core.distributed import gather, shard, world
 from ..core.lab import Lab
+from ..core.results import RunCheckpoints
 from ..core.surgery import surgery
 from ..importance.compute import ImportanceParams, importance
 from .params import RecoveryParams
@@ -107,15 +108,26 @@ def summarize_curve(curve: pd.DataFrame, tolerance: float, budget: int) -> dict:
             "area_excess_nll": area, "normalized_area": area / (initial * budget) if initial > 0 else np.nan}
 
 
-def recovery_sweep(context: RecoveryContext, params: RecoveryParams,
-                   progress: bool = True) -> dict[str, pd.DataFrame]:
+def recovery_sweep(context: RecoveryContext, params: RecoveryParams, progress: bool = True,
+                   checkpoints: RunCheckpoints | None = None) -> dict[str, pd.DataFrame]:
     """Every run of ``params``. Runs are independent, so under ``torchrun`` each process takes every N-th run
-    and the results are gathered back in order: the tables equal a one-process sweep's."""
+    and the results are gathered back in order: the tables equal a one-process sweep's. With ``checkpoints``,
+    each finished run is kept as it ends and a run kept before is read instead of trained again."""
     at = world()
-    jobs = params.runs()
-    done = [recovery_run(context, layer, kind, seed, params, sigma) for layer, kind, seed, sigma in
-            tqdm(shard(jobs, at), desc="recovery runs", disable=not progress or not at.main)]
-    done = gather(done, at)
+    jobs = list(enumerate(params.runs()))
+
+    def one(index: int, job) -> tuple:
+        kept = checkpoints.load(index) if checkpoints is not None else None
+        if kept is not None:
+            return kept
+        layer, kind, seed, sigma = job
+        run = recovery_run(context, layer, kind, seed, params, sigma)
+        if checkpoints is not None:
+            checkpoints.save(index, run)
+        return run
+
+    done = gather([one(index, job) for index, job in
+                   tqdm(shard(jobs, at), desc="recovery runs", disable=not progress or not at.main)], at)
     base = context.eval_lab.engine.baseline
     return {"runs": pd.DataFrame([row for row, _, _ in done]),
             "curves": pd.concat([curve for _, curve, _ in done], ignore_index=True),
@@ -130,10 +142,20 @@ def recovery(lab, params: RecoveryParams | None = None, recompute: bool = False,
     the results store (``params``: resolved for the lab's specimen first; default: the lab's profile)."""
     params = (params or lab.defaults(RecoveryParams)).resolved(lab)
 
-    def run():
-        return recovery_sweep(RecoveryContext.build(lab, params), params, progress)
+    checkpoints = lab.checkpoints(params)
+    if recompute and lab.compute_missing and world().main:
+        checkpoints.clear()  # recomputing means every run anew
 
-    return lab.stored(params, run, recompute)
+    def run():
+        if checkpoints.finished():
+            print(f"resuming: {checkpoints.finished()} of {len(params.runs())} runs finished before "
+                  f"({checkpoints.folder})")
+        return recovery_sweep(RecoveryContext.build(lab, params), params, progress, checkpoints)
+
+    tables = lab.stored(params, run, recompute)
+    if world().main:
+        checkpoints.clear()  # the whole result is stored (or was already): its runs are no longer needed
+    return tables
 
 
 def merged(main: dict[str, pd.DataFrame], extra: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:

@@ -297,3 +297,31 @@ def test_a_critical_layer_that_fails_with_every_other_layer_is_not_distinctive()
     layers["recovered"] = [True, False, False]
     assert _distinctive(layers, 11) == "; 1 of 2 other layers did not recover either"
     assert _distinctive(layers[layers["layer"] == 11], 11) == ""
+
+
+def test_a_sweep_resumes_from_its_finished_runs(tiny, tiny_blocks, tmp_path):
+    """Runs kept as they finish are read back instead of trained again, and the tables equal an uninterrupted
+    sweep's; once the result is stored the kept runs are gone."""
+    from anatomy_lib.core.results import RunCheckpoints, _as_stored
+    from anatomy_lib.recovery import recovery
+
+    context = _context(tiny, tiny_blocks)
+    whole = _as_stored(recovery_sweep(context, SMALL, progress=False))
+    kept = RunCheckpoints(tmp_path / "key.runs")
+    first = recovery_run(context, *SMALL.runs()[0][:3], SMALL, SMALL.runs()[0][3])
+    kept.save(0, first)
+    assert kept.finished() == 1
+    row, curve, blocks = kept.load(0)
+    pd.testing.assert_series_equal(pd.Series(row), pd.Series(first[0]))  # NaN (not recovered) included
+    pd.testing.assert_frame_equal(curve, first[1], check_dtype=False)
+    resumed = _as_stored(recovery_sweep(context, SMALL, progress=False, checkpoints=kept))
+    for name in whole:
+        table = whole[name].drop(columns="wall_s", errors="ignore")
+        pd.testing.assert_frame_equal(resumed[name].drop(columns="wall_s", errors="ignore"), table)
+    assert kept.finished() == len(SMALL.runs())
+    lab = tiny_lab(tiny, tiny_blocks)
+    params = SMALL.resolved(lab)
+    lab.checkpoints(params).save(0, first)
+    lab.stored(params, lambda: whole)  # the whole result stored: the next read clears the kept runs
+    recovery(lab, SMALL, progress=False)
+    assert lab.checkpoints(params).finished() == 0 and not lab.checkpoints(params).folder.exists()
