@@ -5,7 +5,16 @@ import matplotlib.pyplot as plt
 import numpy as np
 import seaborn as sns
 
-from ..core.style import PALETTE, band_curve, finish_figure, legend_below, symlog_axis, use_book_style
+from ..core.style import (
+    PALETTE,
+    PAPER_STYLE,
+    band_curve,
+    figure_title,
+    finish_figure,
+    legend_below,
+    symlog_axis,
+    use_book_style,
+)
 
 CLASS_ORDER = ("critical core", "input processor", "output processor", "important (middle)",
                "connective tissue", "anti-layer", "undetermined")
@@ -90,3 +99,39 @@ def influence_figure(table, rho: float, specimen_name: str | None = None):
            title=f"Block Influence vs ablation ({table['mode'].iloc[0]}); Spearman rho = {rho:.2f}")
     legend_below(ax, "class", ncol=3)
     return finish_figure(fig, "", specimen_name)
+
+
+def operators_figure(tables_by_specimen: dict, paper_l11_depth: float = 11 / 29):
+    """Importance under every operator, one panel per specimen ({specimen: {operator: importance table}}): a
+    strip per operator, each cell a layer coloured by log10 of its perplexity change (a change at or below
+    +0.01% at the floor), a triangle where the whole interval lies below zero (an anti-layer), the paper's
+    L11 depth dashed."""
+    use_book_style()
+    names = list(tables_by_specimen)
+    strips = sum(len(tables) for tables in tables_by_specimen.values())
+    fig, axes = plt.subplots(len(names), 1, figsize=(9, 1.2 + 0.42 * strips + 0.8 * len(names)), squeeze=False)
+    image = None
+    for ax, name in zip(axes[:, 0], names):
+        tables = tables_by_specimen[name]
+        operators = list(tables)
+        n_layers = len(next(iter(tables.values())))
+        grid = np.full((len(operators), n_layers), np.nan)
+        for row, operator in enumerate(operators):
+            table = tables[operator].sort_values("layer")
+            grid[row] = np.log10(np.clip(table["change_pct"].to_numpy(), 1e-2, None))
+            anti = table.loc[table["ci_high"] < 0, "layer"]
+            ax.scatter(anti, [row] * len(anti), marker="v", s=40, color="white", edgecolor="black", zorder=3)
+        image = ax.imshow(grid, aspect="auto", cmap="viridis", vmin=-2, vmax=8, interpolation="nearest")
+        ax.axvline(paper_l11_depth * (n_layers - 1), **PAPER_STYLE)
+        ax.set_yticks(range(len(operators)), operators, fontsize=9)
+        ax.set_xticks(range(n_layers), [str(l) if l % 2 == 0 or n_layers <= 20 else "" for l in range(n_layers)],
+                      fontsize=8)
+        ax.grid(False)
+        ax.set_xlabel("layer", fontsize=10)
+        ax.set_title(f"{name} (dashed: the paper's L11 at the same relative depth)", fontsize=10.5)
+    fig.subplots_adjust(hspace=0.55)
+    colourbar = fig.colorbar(image, ax=axes[:, 0].tolist(), orientation="horizontal", fraction=0.05, pad=0.12,
+                             aspect=40)
+    colourbar.set_label("log10 perplexity change (%); white triangle: interval below zero")
+    figure_title(fig, "Importance under every ablation operator", None)
+    return fig

@@ -139,3 +139,26 @@ def findings(tables: dict[str, pd.DataFrame], params: ImportanceParams | None = 
     rho = rank_agreement(paper_mode)
     out.append(f"Block Influence ranks the layers with Spearman {rho:+.2f} against the neighbour-mean changes.")
     return out
+
+
+def operator_findings(summaries: dict[str, pd.DataFrame]) -> list[str]:
+    """Per specimen and operator, in computed sentences ({specimen: ``operator_summary`` table}): the largest
+    change with its interval, the range, the anti-layers, and whether the paper's pattern appears; then one
+    sentence on whether any operator on any specimen gives it."""
+    out, matching = [], []
+    for name, summary in summaries.items():
+        for row in summary.itertuples():
+            missing = [part for part, held in (("a critical middle core", row.has_core),
+                                               ("every other middle layer under +30%", row.rest_connective),
+                                               ("a 10^7 range", row.range_matches)) if not held]
+            anti = _fmt_layers(row.anti_layers)
+            out.append(f"{name}, {row.operator}: largest change L{row.top_layer} {row.top_change_pct:+,.0f}% "
+                       f"[{row.top_ci_low:+,.0f}, {row.top_ci_high:+,.0f}]; range 10^{row.range_orders:.1f}; "
+                       f"anti-layers {anti}; the paper's pattern "
+                       + ("holds." if row.pattern else "does not hold (missing: " + ", ".join(missing) + ")."))
+            if row.pattern:
+                matching.append(f"{row.operator} on {name}")
+    out.append("The paper's pattern appears under " + ", ".join(matching) + "." if matching else
+               "No operator on any specimen gives the paper's pattern (a critical middle core, every other middle "
+               "layer under +30%, and a 10^7 range).")
+    return out

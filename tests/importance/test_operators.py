@@ -96,3 +96,27 @@ def test_the_paper_pattern_is_judged_part_by_part():
     assert not paper_pattern(table(narrow), 30)["range_matches"]
     summary = operator_summary({"paper-like": table(changes), "lifted": table(lifted)}, 30)
     assert summary["pattern"].tolist() == [True, False] and summary["top_layer"].tolist() == [0, 0]
+
+
+def test_operator_sentences_and_figure_from_tables():
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from anatomy_lib.importance import Thresholds, classify, operator_summary
+    from anatomy_lib.importance.figures import operators_figure
+    from anatomy_lib.importance.report import operator_findings
+
+    def table(changes):
+        changes = np.asarray(changes, dtype=float)
+        t = pd.DataFrame({"layer": range(len(changes)), "change_pct": changes, "ci_low": changes - 0.5,
+                          "ci_high": changes + 0.5})
+        t["class"] = classify(t, len(changes), Thresholds())
+        return t
+
+    small = {"skip": table([500.0, 40.0, 2.0, -3.0, 60.0, 800.0]), "zero_stream": table([1e5] * 6)}
+    sentences = operator_findings({"tiny": operator_summary(small, 6)})
+    assert sentences[0].startswith("tiny, skip: largest change L5 +800%") and "anti-layers L3" in sentences[0]
+    assert sentences[-1].startswith("No operator on any specimen gives the paper's pattern")
+    fig = operators_figure({"tiny": small, "other": {"skip": table([1.0] * 9)}})
+    assert len(fig.axes) == 3  # two panels and the colour bar
+    plt.close(fig)
