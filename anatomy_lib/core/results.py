@@ -159,14 +159,16 @@ class ResultStore:
 class RunCheckpoints:
     """The finished runs of a long sweep of independent runs (chapter 6's), one JSON file per run in
     ``<key>.runs/`` beside the result they build toward: a sweep stopped part-way (a session that ends, a
-    machine taken back) resumes from its last finished run instead of from the start. Each file holds a run's
-    summary row and its tables; the folder is removed once the whole result is stored."""
+    machine taken back) resumes from its last finished run instead of from the start. Each file (JSON, named
+    ``.ckpt`` so that nothing takes it for a manifest) holds a run's summary row and its tables; the folder is
+    removed once the whole result is stored. A folder committed part-way lets a later session on a fresh
+    machine resume too."""
 
     def __init__(self, folder: Path):
         self.folder = Path(folder)
 
     def _path(self, index: int) -> Path:
-        return self.folder / f"run-{index:04d}.ckpt.json"
+        return self.folder / f"run-{index:04d}.ckpt"
 
     def load(self, index: int):
         """Run ``index`` as (row, table, ...) if it finished before, else None."""
@@ -182,10 +184,10 @@ class RunCheckpoints:
         _atomic_write(self._path(index), json.dumps(data, default=float).encode())
 
     def finished(self) -> int:
-        return len(list(self.folder.glob("run-*.ckpt.json"))) if self.folder.is_dir() else 0
+        return len(list(self.folder.glob("run-*.ckpt"))) if self.folder.is_dir() else 0
 
     def clear(self) -> None:
-        for path in self.folder.glob("run-*.ckpt.json"):
+        for path in self.folder.glob("run-*.ckpt"):
             path.unlink()
         if self.folder.is_dir() and not any(self.folder.iterdir()):
             self.folder.rmdir()
