@@ -57,7 +57,9 @@ def static_manipulation_explorer(tables: dict, compress_layers, alpha: float = 0
     comp = tables["compression"]
     alphas = sorted(set(sweeps["value"]) | set(comp["alpha"].dropna()))
     scopes = {"scale (writers)": "writers", "scale (all)": "all"}
-    targets = [f"L{l}" for l in sorted({int(l) for l in sweeps["layers"].astype(str)})] + ["connective layers"]
+    # a specimen without connective tissue (Gemma) has no compression to show: its single layers only
+    targets = [f"L{l}" for l in sorted({int(l) for l in sweeps["layers"].astype(str)})] + (
+        ["connective layers"] if len(compress_layers) else [])
     how = widgets.Dropdown(options=list(scopes), value=strategy, description="strategy")
     where = widgets.Dropdown(options=targets, value=targets[-1], description="layers")
     knob = widgets.SelectionSlider(options=[f"{a:g}" for a in alphas], value=f"{alpha:g}", description="alpha",

@@ -90,6 +90,17 @@ def test_manipulation_explorer_reads_the_stored_grid():
     assert "not in the stored grid" in missing
 
 
+def test_a_specimen_without_connective_tissue_shows_its_single_layers_only():
+    """Gemma has no connective tissue: its explorer offers the sweep layers, each answered from the grid."""
+    tables = _tables("gemma3-270m-q4", "manipulate")
+    explorer = manipulation.static_manipulation_explorer(tables, (), alpha=0.9)
+    how, where = explorer.children[0].children
+    assert list(where.options) == ["L6", "L8"]
+    text = _leaf(explorer, how.index, where.index, explorer.children[1].index).value
+    row = tables["sweeps"].query("knob == 'alpha' and scope == 'writers' and layers == 6 and value == 0.9").iloc[0]
+    assert f"{row.change_pct:+,.1f}%" in text
+
+
 def test_a_specimen_picker_switches_whole_explorers_without_a_kernel():
     from anatomy_lib.core.widgets import STATIC_CLASS, specimen_choice
 
