@@ -17,22 +17,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+from gguf import GGMLQuantizationType, GGUFReader, quants
 
 QK_K = 256  # values per K-quant super-block
 GGUF_FORMATS = ("Q4_1", "Q5_0", "Q8_0")  # quantised by the gguf package
 FORMATS = GGUF_FORMATS + ("Q4_K",)
 
 
-def _gguf():
-    from gguf import GGMLQuantizationType, quants  # the gguf package reads and writes GGML's block formats
-
-    return GGMLQuantizationType, quants
-
-
 def gguf_tensor_types(path: str | Path) -> dict[str, str]:
     """Every tensor of a GGUF file with the format it is stored in ({name: "Q4_K", ...})."""
-    from gguf import GGUFReader
-
     return {t.name: t.tensor_type.name for t in GGUFReader(str(path)).tensors}
 
 
@@ -129,7 +122,6 @@ def quantise(matrix, fmt: str) -> np.ndarray:
     """``matrix`` (rows, values) quantised to ``fmt`` and read back as float32, as a GGUF loader would."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; valid formats: {list(FORMATS)} (Q6_K is not implemented)")
-    qtype, quants = _gguf()
     matrix = np.ascontiguousarray(np.asarray(matrix, dtype=np.float32))
-    data = quantise_q4_k(matrix) if fmt == "Q4_K" else quants.quantize(matrix, qtype[fmt])
-    return quants.dequantize(data, qtype[fmt]).reshape(matrix.shape).astype(np.float32)
+    data = quantise_q4_k(matrix) if fmt == "Q4_K" else quants.quantize(matrix, GGMLQuantizationType[fmt])
+    return quants.dequantize(data, GGMLQuantizationType[fmt]).reshape(matrix.shape).astype(np.float32)
