@@ -103,14 +103,16 @@ lock:
 RESULTS_ARGS := --specimen smollm2-135m-instruct-q4 --profile quick
 GEMMA_ARGS := --specimen gemma3-270m-q4 --profile quick
 results: install
-	$(PY) -m anatomy_lib importance $(RESULTS_ARGS) --mode all
+	$(PY) -m anatomy_lib importance $(RESULTS_ARGS) --mode all stream
+	$(PY) -m anatomy_lib activations $(RESULTS_ARGS)
 	$(PY) -m anatomy_lib continuations $(RESULTS_ARGS) --mode all
 	$(PY) -m anatomy_lib predictability $(RESULTS_ARGS)
 	$(PY) -m anatomy_lib structure $(RESULTS_ARGS)
 	$(PY) -m anatomy_lib manipulate $(RESULTS_ARGS)
 	$(PY) -m anatomy_lib recovery $(RESULTS_ARGS) --fixed-protocol
 	@# the second specimen (the atlas, chapter 9's generality column, chapter 2's explorer)
-	$(PY) -m anatomy_lib importance $(GEMMA_ARGS) --mode all
+	$(PY) -m anatomy_lib importance $(GEMMA_ARGS) --mode all stream
+	$(PY) -m anatomy_lib activations $(GEMMA_ARGS)
 	$(PY) -m anatomy_lib continuations $(GEMMA_ARGS) --mode all
 	$(PY) -m anatomy_lib predictability $(GEMMA_ARGS)
 	$(PY) -m anatomy_lib structure $(GEMMA_ARGS)

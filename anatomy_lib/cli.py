@@ -29,6 +29,7 @@ from .growth.params import GrowthParams
 from .growth.report import paper_claims
 from .growth.scaling import branch_check, crossover, loss_by_budget, paired_differences
 from .growth.trainer import CheckpointError, Checkpointing
+from .importance.activations import ActivationParams, activations, appearance_layer
 from .importance.analysis import rank_agreement
 from .importance.compute import (
     MODES,
@@ -194,6 +195,22 @@ def cmd_continuations(args) -> int:
     return 0
 
 
+def cmd_activations(args) -> int:
+    params = params_from(args, ActivationParams)
+    lab = _lab(args)
+    tables = activations(lab, params, recompute=args.recompute)
+    layers = tables["layers"]
+    first = appearance_layer(layers)
+    print(f"\n{lab.specimen.name}: the stream leaving each layer (massive: >= {params.ratio:g} x the median and "
+          f">= {params.floor:g}); they appear at " + (f"L{first}" if first is not None else "no layer"))
+    shown = layers[["layer", "max_abs", "median_abs", "ratio", "top_feature", "top_position", "massive_tokens"]]
+    print(shown.to_string(index=False, float_format=lambda v: f"{v:,.3g}"))
+    if len(tables["features"]):
+        print("\nmassive features (largest first, per layer):")
+        print(tables["features"].to_string(index=False, float_format=lambda v: f"{v:,.3g}"))
+    return 0
+
+
 def cmd_predictability(args) -> int:
     params = params_from(args, PredictabilityParams)
     lab = _lab(args)
@@ -354,6 +371,8 @@ COMMANDS = {
                    _mode_args(ImportanceParams, OPERATORS)),
     "continuations": (cmd_continuations, "greedy continuations of a prompt with each layer removed (chapter 2's "
                       "explorer in the published page)", _mode_args(ContinuationParams)),
+    "activations": (cmd_activations, "massive activations: the largest residual value per layer, its ratio to the "
+                    "median, the layer where they appear", _params_args(ActivationParams)),
     "predictability": (cmd_predictability, "ridge R^2 in and out of sample, substitution perplexity",
                        _params_args(PredictabilityParams)),
     "structure": (cmd_structure, "delta correlations against null models",

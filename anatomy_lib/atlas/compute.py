@@ -77,6 +77,13 @@ def alpha_rows(lab, progress: bool = False) -> pd.DataFrame:
                        lab.adapter.n_layers)
 
 
+def activation_rows(lab, progress: bool = False) -> pd.DataFrame:
+    """Massive activations (``importance.activations``): the largest absolute activation leaving each layer, its
+    ratio to the stream's median and how many entries are massive."""
+    layers = importance.activations(lab)["layers"]
+    return _with_depth(layers, lab.specimen.name, lab.adapter.n_layers)
+
+
 def recovery_rows(lab, progress: bool = False) -> pd.DataFrame:
     """Chapter 6's damaged runs (matched damage) with the share of the damage undone, where the specimen's sweep
     is stored (never trained from here: it takes the longest of any chapter); empty otherwise."""
@@ -91,7 +98,7 @@ def recovery_rows(lab, progress: bool = False) -> pd.DataFrame:
 
 
 MEASURES = {"importance": importance_rows, "predictability": predictability_rows, "structure": structure_rows,
-            "alpha": alpha_rows, "recovery": recovery_rows}
+            "alpha": alpha_rows, "recovery": recovery_rows, "activations": activation_rows}
 
 
 def atlas(labs, progress: bool = False) -> dict[str, pd.DataFrame]:

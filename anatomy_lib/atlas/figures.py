@@ -11,6 +11,7 @@ import seaborn as sns
 
 from ..core.display import verdict_cell
 from ..core.style import PALETTE, PAPER_STYLE, figure_title, use_book_style
+from ..importance import figures as imp_figures
 from ..manipulation import PAPER as MANIPULATION_PAPER
 from ..verdicts import specimen_note
 from .report import MODE
@@ -112,6 +113,15 @@ def atlas_figure(tables: dict[str, pd.DataFrame]):
     figure_title(fig, "The atlas: every chapter's headline measure on one depth axis", None)
     fig.tight_layout(rect=(0, 0.07, 1, 1))
     return fig
+
+
+def activations_figure(tables: dict[str, pd.DataFrame]):
+    """Massive activations of every specimen on the atlas's depth axis (``importance.activations_figure``), each
+    specimen's most important layer under the paper's ablation crossed."""
+    importance = tables["importance"]
+    importance = importance[importance["mode"] == MODE]
+    tops = importance.loc[importance.groupby("specimen", sort=False)["change_pct"].idxmax(), ["specimen", "layer"]]
+    return imp_figures.activations_figure(tables["activations"], tops.rename(columns={"layer": "top_layer"}))
 
 
 def claims_table_html(claims: pd.DataFrame, names: list[str]) -> str:

@@ -61,6 +61,14 @@ def findings(tables: dict[str, pd.DataFrame], claims: pd.DataFrame | None = None
                        "perplexity by "
                        + ", ".join(f"{r.change_pct:+.2f}% [{r.ci_low:+.2f}, {r.ci_high:+.2f}] at layer {r.layer} "
                                    f"(depth {r.depth:.2f})" for r in rows.itertuples()) + ".")
+    acts = tables.get("activations", pd.DataFrame())
+    for name, rows in (acts.groupby("specimen", sort=False) if not acts.empty else []):
+        massive = rows[rows["massive_entries"] > 0]
+        peak = rows.loc[rows["ratio"].idxmax()]
+        where = (f"appear at layer {int(massive['layer'].iloc[0])} (depth {massive['depth'].iloc[0]:.2f})"
+                 if len(massive) else "appear at no layer")
+        out.append(f"{name}: massive activations {where}; the largest ratio to the median, {peak.ratio:,.0f}, "
+                   f"leaves layer {int(peak.layer)} (depth {peak.depth:.2f}).")
     if not tables["not_run"].empty:
         missing = tables["not_run"].groupby("specimen")["measure"].apply(lambda m: ", ".join(m))
         out.append("Not run yet: " + "; ".join(f"{m} on {s}" for s, m in missing.items()) + ".")

@@ -14,10 +14,13 @@ from ..core.chapter import Chapter
 from ..core.lazy import lazy_exports
 from .activations import (
     ActivationParams,
+    activation_panel,
     activation_profile,
     activations,
     appearance_layer,
+    correlation_table,
     importance_correlation,
+    stacked_layers,
 )
 from .analysis import (
     UNDETERMINED,
@@ -26,6 +29,7 @@ from .analysis import (
     connective_layers,
     importance_range_orders,
     operator_summary,
+    panel_summary,
     paper_pattern,
     rank_agreement,
     undetermined_reasons,
@@ -46,9 +50,10 @@ from .compute import (
     importance_sweep,
     joint_ablation,
     neighbors,
+    operator_panel,
     stream_means,
 )
-from .report import PAPER, findings, paper_claims
+from .report import PAPER, activation_findings, findings, operator_findings, operator_table, paper_claims
 
 Params = ImportanceParams
 CHAPTER = Chapter(2, "02_importance", "Importance", Params, compute, paper_claims, findings,
@@ -56,6 +61,6 @@ CHAPTER = Chapter(2, "02_importance", "Importance", Params, compute, paper_claim
 
 # figures and explorers load matplotlib and ipywidgets: imported on first use (core.lazy)
 __getattr__, __dir__ = lazy_exports(__name__, {
-    "figures": ("CLASS_ORDER", "anatomy_strip", "class_colours", "influence_figure", "modes_figure"),
+    "figures": ("CLASS_ORDER", "activations_figure", "anatomy_strip", "class_colours", "influence_figure", "modes_figure", "operators_figure"),
     "explorers": ("ablation_explorer", "static_explorers_by_specimen", "static_importance_explorer"),
 })

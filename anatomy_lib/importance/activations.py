@@ -25,6 +25,7 @@ import torch
 
 from ..core.bootstrap import statistic_interval
 from ..core.checks import positive_int, positive_number
+from ..core.lab import NotStored
 from ..core.params import DiagnosticParams
 from ..core.stats import spearman
 
@@ -104,3 +105,39 @@ def importance_correlation(layers: pd.DataFrame, importance_table: pd.DataFrame,
     growth, change = merged["growth"].to_numpy(), merged["change_pct"].to_numpy()
     rho, low, high = statistic_interval(len(merged), lambda i: spearman(growth[i], change[i]), n_boot, seed, level)
     return {"rho": rho, "ci_low": low, "ci_high": high, "layers": len(merged)}
+
+
+def activation_panel(labs, params: ActivationParams = ActivationParams()) -> dict[str, dict[str, pd.DataFrame]]:
+    """``activations`` of every lab ({specimen: tables}); a read-only lab without them stored is left out."""
+    panel = {}
+    for lab in labs:
+        try:
+            panel[lab.specimen.name] = activations(lab, params)
+        except NotStored:
+            continue
+    return panel
+
+
+def correlation_table(profiles: dict[str, dict[str, pd.DataFrame]],
+                      importance_panel: dict[str, dict[str, pd.DataFrame]], seed: int = 0) -> pd.DataFrame:
+    """For every specimen of both panels and every operator: the layer where massive activations appear, the
+    operator's most important layer, and ``importance_correlation`` with its interval."""
+    rows = []
+    for name, tables in profiles.items():
+        first = appearance_layer(tables["layers"])
+        for operator, table in importance_panel.get(name, {}).items():
+            top = int(table.loc[table["change_pct"].idxmax(), "layer"])
+            rows.append({"specimen": name, "operator": operator, "appearance_layer": first, "top_layer": top,
+                         **importance_correlation(tables["layers"], table, seed=seed)})
+    return pd.DataFrame(rows)
+
+
+def stacked_layers(profiles: dict[str, dict[str, pd.DataFrame]]) -> pd.DataFrame:
+    """The ``layers`` tables of several specimens stacked, with ``specimen``, ``n_layers`` and relative depth
+    (``layer / (n_layers - 1)``, the atlas's axis)."""
+    parts = []
+    for name, tables in profiles.items():
+        layers = tables["layers"]
+        n_layers = len(layers)
+        parts.append(layers.assign(specimen=name, n_layers=n_layers, depth=layers["layer"] / max(n_layers - 1, 1)))
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()

@@ -115,3 +115,12 @@ def operator_summary(tables: dict[str, pd.DataFrame], n_layers: int,
                      "top_ci_low": float(top.ci_low), "top_ci_high": float(top.ci_high),
                      "anti_layers": sorted(int(l) for l in table.loc[table["ci_high"] < 0, "layer"]), **pattern})
     return pd.DataFrame(rows)
+
+
+def panel_summary(panel: dict[str, dict[str, pd.DataFrame]], thresholds: Thresholds = Thresholds()) -> pd.DataFrame:
+    """``operator_summary`` for every specimen of an operator panel ({specimen: {operator: table}}), stacked,
+    with the specimen as the first column."""
+    parts = [operator_summary(tables, len(next(iter(tables.values()))), thresholds).assign(specimen=name)
+             for name, tables in panel.items()]
+    table = pd.concat(parts, ignore_index=True)
+    return table[["specimen"] + [c for c in table.columns if c != "specimen"]]

@@ -32,6 +32,7 @@ from tqdm.auto import tqdm
 
 from ..core.checks import one_of, positive_int
 from ..core.generation import generate
+from ..core.lab import NotStored
 from ..core.params import DiagnosticParams
 from ..core.surgery import WeightSurgery, surgery
 from .analysis import Thresholds, classify
@@ -189,3 +190,18 @@ def compute(lab, params: ImportanceParams | None = None, *, modes=MODES, thresho
     params = params or lab.defaults(ImportanceParams)
     order = [params.mode] + [m for m in modes if m != params.mode]
     return {mode: importance(lab, replace(params, mode=mode), thresholds, recompute, progress) for mode in order}
+
+
+def operator_panel(labs, params: ImportanceParams | None = None, operators=OPERATORS,
+                   thresholds: Thresholds = Thresholds(), progress: bool = True) -> dict[str, dict[str, pd.DataFrame]]:
+    """Chapter 2's operator panel: {specimen: {operator: classified importance table}} for every lab of ``labs``
+    (each at ``params``, or its own defaults), every operator through the same measuring path. A read-only lab
+    whose tables are not all stored is left out (the published page never starts a sweep for another specimen)."""
+    panel = {}
+    for lab in labs:
+        try:
+            panel[lab.specimen.name] = compute(lab, params, modes=operators, thresholds=thresholds,
+                                               progress=progress)
+        except NotStored:
+            continue
+    return panel

@@ -66,11 +66,12 @@ def static_importance_explorer(tables: dict, continuations: dict | None = None, 
 def static_explorers_by_specimen(lab, tables: dict, continuations: dict, others, layer: int = 11,
                                  mode: str = "neighbor_mean") -> widgets.Widget:
     """Chapter 2's published explorer for its own ``lab`` (the chapter's tables and continuations) and for each
-    read-only lab of ``others`` whose importance tables and continuations are stored, behind a specimen picker;
-    ``layer`` is named on the paper's 30 layers and opens at the same depth of each specimen."""
+    read-only lab of ``others`` whose importance tables (for the same operators) and continuations are stored,
+    behind a specimen picker; ``layer`` is named on the paper's 30 layers and opens at the same depth of each
+    specimen. Continuations exist for the weight edits (``MODES``) only."""
     def build(lab):
-        their = compute(lab, progress=False)
-        said = {m: ablation_continuations(lab, ContinuationParams(m)) for m in their}
+        their = compute(lab, modes=tuple(tables), progress=False)
+        said = {m: ablation_continuations(lab, ContinuationParams(m)) for m in their if m in MODES}
         return static_importance_explorer(their, said, lab.at_depth((layer,))[0], mode)
 
     own = static_importance_explorer(tables, continuations, lab.at_depth((layer,))[0], mode)

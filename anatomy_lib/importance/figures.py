@@ -135,3 +135,35 @@ def operators_figure(tables_by_specimen: dict, paper_l11_depth: float = 11 / 29)
     colourbar.set_label("log10 perplexity change (%); white triangle: interval below zero")
     figure_title(fig, "Importance under every ablation operator", None)
     return fig
+
+
+def activations_figure(rows, tops=None, ratio: float = 1000.0):
+    """Massive activations along the depth: for every specimen (``stacked_layers`` rows), the largest absolute
+    activation leaving each layer over the stream's median (log scale) against relative depth; a filled marker
+    where massive activations first appear, a cross at each specimen's most important layer (``tops``: rows
+    with ``specimen`` and ``top_layer``, from ``correlation_table`` for one operator), Sun et al.'s ratio dotted."""
+    use_book_style()
+    fig, ax = plt.subplots(figsize=(8, 4.6))
+    colours = sns.color_palette(PALETTE)
+    markers = ("o", "s", "^", "D", "v", "P")
+    for i, (name, part) in enumerate(rows.groupby("specimen", sort=False)):
+        colour, marker = colours[i % len(colours)], markers[i % len(markers)]
+        ax.plot(part["depth"], part["ratio"], marker=marker, color=colour, label=name, linewidth=1.4, markersize=5,
+                markerfacecolor="white")
+        massive = part[part["massive_entries"] > 0]
+        if len(massive):
+            first = massive.iloc[0]
+            ax.plot(first["depth"], first["ratio"], marker=marker, color=colour, markersize=11, linestyle="none",
+                    label=f"{name}: massive from L{int(first['layer'])}")
+        if tops is not None:
+            for top in tops.loc[tops["specimen"] == name, "top_layer"]:
+                at = part.loc[part["layer"] == top].iloc[0]
+                ax.plot(at["depth"], at["ratio"], marker="X", color="black", markersize=9, linestyle="none",
+                        label="most important layer (the paper's ablation)")
+    ax.axhline(ratio, color="grey", linestyle=":", linewidth=1.2, label=f"massive: {ratio:,.0f} x the median")
+    ax.set(yscale="log", xlabel="relative depth (0: first layer, 1: last)",
+           ylabel="largest |activation| / median")
+    handles = dict(zip(*reversed(ax.get_legend_handles_labels())))
+    ax.legend(list(handles.values()), list(handles), fontsize=9, frameon=False, loc="upper center",
+              bbox_to_anchor=(0.5, -0.16), ncol=2)
+    return finish_figure(fig, "Massive activations along the depth", None)

@@ -5,6 +5,7 @@ import pandas as pd
 
 from ..core import rules as v
 from ..core.params import PaperLayers
+from .activations import appearance_layer
 from .analysis import Thresholds, importance_range_orders, rank_agreement, undetermined_reasons
 from .compute import ImportanceParams
 
@@ -141,24 +142,67 @@ def findings(tables: dict[str, pd.DataFrame], params: ImportanceParams | None = 
     return out
 
 
-def operator_findings(summaries: dict[str, pd.DataFrame]) -> list[str]:
-    """Per specimen and operator, in computed sentences ({specimen: ``operator_summary`` table}): the largest
-    change with its interval, the range, the anti-layers, and whether the paper's pattern appears; then one
-    sentence on whether any operator on any specimen gives it."""
+def operator_findings(summary: pd.DataFrame) -> list[str]:
+    """Per specimen and operator, in computed sentences (a ``panel_summary`` table): the largest change with its
+    interval, the range, the anti-layers, and whether the paper's pattern appears; then one sentence on whether
+    any operator on any specimen gives it."""
     out, matching = [], []
-    for name, summary in summaries.items():
-        for row in summary.itertuples():
-            missing = [part for part, held in (("a critical middle core", row.has_core),
-                                               ("every other middle layer under +30%", row.rest_connective),
-                                               ("a 10^7 range", row.range_matches)) if not held]
-            anti = _fmt_layers(row.anti_layers)
-            out.append(f"{name}, {row.operator}: largest change L{row.top_layer} {row.top_change_pct:+,.0f}% "
-                       f"[{row.top_ci_low:+,.0f}, {row.top_ci_high:+,.0f}]; range 10^{row.range_orders:.1f}; "
-                       f"anti-layers {anti}; the paper's pattern "
-                       + ("holds." if row.pattern else "does not hold (missing: " + ", ".join(missing) + ")."))
-            if row.pattern:
-                matching.append(f"{row.operator} on {name}")
+    for row in summary.itertuples():
+        missing = [part for part, held in (("a critical middle core", row.has_core),
+                                           ("every other middle layer under +30%", row.rest_connective),
+                                           ("a 10^7 range", row.range_matches)) if not held]
+        out.append(f"{row.specimen}, {row.operator}: largest change L{row.top_layer} {row.top_change_pct:+,.0f}% "
+                   f"[{row.top_ci_low:+,.0f}, {row.top_ci_high:+,.0f}]; range 10^{row.range_orders:.1f}; "
+                   f"anti-layers {_fmt_layers(row.anti_layers)}; the paper's pattern "
+                   + ("holds." if row.pattern else "does not hold (missing: " + ", ".join(missing) + ")."))
+        if row.pattern:
+            matching.append(f"{row.operator} on {row.specimen}")
     out.append("The paper's pattern appears under " + ", ".join(matching) + "." if matching else
                "No operator on any specimen gives the paper's pattern (a critical middle core, every other middle "
                "layer under +30%, and a 10^7 range).")
+    return out
+
+
+def operator_table(summary: pd.DataFrame) -> pd.DataFrame:
+    """A ``panel_summary`` table as the page shows it: one row per specimen and operator, in words."""
+    yes = lambda held: "yes" if held else "no"
+    return pd.DataFrame({
+        "specimen": summary["specimen"], "operator": summary["operator"],
+        "largest change": [f"L{r.top_layer} {r.top_change_pct:+,.0f}% [{r.top_ci_low:+,.0f}, {r.top_ci_high:+,.0f}]"
+                           for r in summary.itertuples()],
+        "range": [f"10^{o:.1f}" for o in summary["range_orders"]],
+        "anti-layers": [_fmt_layers(a) for a in summary["anti_layers"]],
+        "critical middle core": [_fmt_layers(c) for c in summary["critical_core"]],
+        "middle layers not under +30%": [len(a) for a in summary["middle_above_connective"]],
+        "the paper's pattern": [yes(p) for p in summary["pattern"]]})
+
+
+def activation_findings(profiles: dict[str, dict[str, pd.DataFrame]], correlations: pd.DataFrame) -> list[str]:
+    """Per specimen, in computed sentences: where massive activations appear, the largest and its features, and
+    whether the layers that create them are the important ones under each operator (``correlation_table``)."""
+    out = []
+    for name, tables in profiles.items():
+        layers, features = tables["layers"], tables["features"]
+        first = appearance_layer(layers)
+        peak = layers.loc[layers["max_abs"].idxmax()]
+        largest = (f"the largest, {peak.max_abs:,.0f} ({peak.ratio:,.0f} times the median), leaves L{int(peak.layer)} "
+                   f"in feature {int(peak.top_feature)} at position {int(peak.top_position)}")
+        if first is None:
+            out.append(f"On {name}, no layer's output holds a massive activation; {largest}.")
+        else:
+            there = features[features["layer"] == first]
+            listed = "; ".join(f"feature {int(f.feature)} up to {f.max_abs:,.0f}, {f.first_position_share:.0%} of "
+                               "its massive entries at the first position" for f in there.itertuples())
+            out.append(f"On {name}, massive activations appear at L{first} ({listed}); {largest}.")
+        mine = correlations[correlations["specimen"] == name]
+        if len(mine):
+            out.append(f"On {name}, the growth of the largest activation across a layer against that layer's "
+                       "importance (Spearman over layers, 95% interval): "
+                       + "; ".join(f"{r.operator} {r.rho:+.2f} [{r.ci_low:+.2f}, {r.ci_high:+.2f}]"
+                                   if r.rho == r.rho else f"{r.operator} undefined (every change equal)"
+                                   for r in mine.itertuples()) + ".")
+            same = [r.operator for r in mine.itertuples() if first is not None and r.top_layer == first]
+            out.append(f"On {name}, the layer where massive activations appear is the most important layer under "
+                       + (", ".join(same) if same else "no operator") + "; the most important layers are "
+                       + ", ".join(f"L{r.top_layer} ({r.operator})" for r in mine.itertuples()) + ".")
     return out

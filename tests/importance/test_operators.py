@@ -102,9 +102,7 @@ def test_operator_sentences_and_figure_from_tables():
     import matplotlib.pyplot as plt
     import pandas as pd
 
-    from anatomy_lib.importance import Thresholds, classify, operator_summary
-    from anatomy_lib.importance.figures import operators_figure
-    from anatomy_lib.importance.report import operator_findings
+    from anatomy_lib.importance import Thresholds, classify, operator_findings, operators_figure, panel_summary
 
     def table(changes):
         changes = np.asarray(changes, dtype=float)
@@ -114,9 +112,44 @@ def test_operator_sentences_and_figure_from_tables():
         return t
 
     small = {"skip": table([500.0, 40.0, 2.0, -3.0, 60.0, 800.0]), "zero_stream": table([1e5] * 6)}
-    sentences = operator_findings({"tiny": operator_summary(small, 6)})
+    summary = panel_summary({"tiny": small})
+    assert list(summary["specimen"]) == ["tiny", "tiny"] and list(summary["operator"]) == ["skip", "zero_stream"]
+    sentences = operator_findings(summary)
     assert sentences[0].startswith("tiny, skip: largest change L5 +800%") and "anti-layers L3" in sentences[0]
     assert sentences[-1].startswith("No operator on any specimen gives the paper's pattern")
     fig = operators_figure({"tiny": small, "other": {"skip": table([1.0] * 9)}})
     assert len(fig.axes) == 3  # two panels and the colour bar
+    plt.close(fig)
+
+
+def test_the_panel_measures_every_operator_and_leaves_out_what_a_read_only_lab_lacks(tiny, tiny_blocks):
+    """Chapter 2's operator panel and massive-activation section, end to end on a tiny model: every operator's
+    table, the summary, the correlations with intervals, the sentences; a second, read-only lab whose results are
+    not stored is left out rather than computed."""
+    import matplotlib.pyplot as plt
+
+    from anatomy_lib import importance as imp
+    from anatomy_lib.core.specimens import tiny_specimen
+    from tests.conftest import tiny_lab
+
+    lab = tiny_lab(tiny, tiny_blocks)
+    unstored = tiny_lab(tiny_specimen("llama", n_layers=3, seed=7), tiny_blocks).read_only()
+    panel = imp.operator_panel([lab, unstored], operators=imp.OPERATORS, progress=False)
+    assert list(panel) == [lab.specimen.name] and list(panel[lab.specimen.name]) == list(imp.OPERATORS)
+    for table in panel[lab.specimen.name].values():
+        assert len(table) == tiny.adapter.n_layers and (table["ci_low"] <= table["ci_high"]).all()
+    summary = imp.panel_summary(panel)
+    assert len(summary) == len(imp.OPERATORS)
+    assert len(imp.operator_findings(summary)) == len(imp.OPERATORS) + 1
+    shown = imp.operator_table(summary)
+    assert list(shown["operator"]) == list(imp.OPERATORS)
+    profiles = imp.activation_panel([lab, unstored], imp.ActivationParams(ratio=5.0, floor=1e-6))
+    assert list(profiles) == [lab.specimen.name]
+    correlations = imp.correlation_table(profiles, panel)
+    assert len(correlations) == len(imp.OPERATORS)
+    defined = correlations["rho"].notna()  # undefined where an operator's changes are all equal
+    assert (correlations.loc[defined, "ci_low"] <= correlations.loc[defined, "ci_high"]).all()
+    sentences = imp.activation_findings(profiles, correlations)
+    assert sentences[0].startswith(f"On {lab.specimen.name}, massive activations appear at L")
+    fig = imp.activations_figure(imp.stacked_layers(profiles), correlations[correlations["operator"] == "skip"], 5.0)
     plt.close(fig)
