@@ -9,8 +9,9 @@ Q4_1, Q5_0 and Q8_0 are quantised by the ``gguf`` package's own quantisers. It h
 them only), so Q4_K is quantised here by llama.cpp's reference algorithm (``quantize_row_q4_K_ref``: per
 32-value sub-block a weighted least-squares scale and minimum searched over 21 candidate grids, then both
 rounded to 6 bits against the super-block's fp16 scale), packed in GGML's block layout and read back by the
-``gguf`` package's own Q4_K decoder, so the layout is checked by an implementation that is not ours. Q6_K is not
-implemented: ``quantise`` says so.
+``gguf`` package's own Q4_K decoder, so the layout is checked by an implementation that is not ours. Q6_K
+likewise (``quantize_row_q6_K_ref``: per 16-value sub-block a signed scale searched over 19 candidate grids,
+weighted by the squared values, then rounded to 8 bits against the super-block's fp16 scale).
 """
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ from gguf import GGMLQuantizationType, GGUFReader, quants
 
 QK_K = 256  # values per K-quant super-block
 GGUF_FORMATS = ("Q4_1", "Q5_0", "Q8_0")  # quantised by the gguf package
-FORMATS = GGUF_FORMATS + ("Q4_K",)
+FORMATS = GGUF_FORMATS + ("Q4_K", "Q6_K")  # quantised here, by llama.cpp's reference algorithms
+GROUP_MAX_EPS = 1e-15  # llama.cpp: a sub-block whose largest magnitude is below this quantises to zero
 
 
 def gguf_tensor_types(path: str | Path) -> dict[str, str]:
@@ -118,10 +120,78 @@ def quantise_q4_k(matrix: np.ndarray) -> np.ndarray:
     return _pack_q4_k(d, dmin, ls, lm, levels.reshape(n, QK_K)).reshape(rows, -1)
 
 
+def _make_qx_quants(x: np.ndarray, nmax: int = 32) -> np.ndarray:
+    """llama.cpp's ``make_qx_quants`` with ``rmse_type`` 1 for many sub-blocks at once (rows of ``x``): the signed
+    scale (value = scale * level, levels -nmax..nmax-1, the extreme value at -nmax) that maximises the weighted
+    fit (weights x^2) over the grid and 18 neighbouring grids."""
+    x = x.astype(np.float32)
+    pick = np.abs(x).argmax(axis=1)
+    extreme = x[np.arange(len(x)), pick]
+    live = np.abs(extreme) >= GROUP_MAX_EPS
+    safe = np.where(live, extreme, 1.0)
+    weights = x * x
+
+    def fit(iscale):
+        levels = np.clip(np.rint(iscale[:, None] * x), -nmax, nmax - 1)
+        return (weights * x * levels).sum(axis=1), (weights * levels * levels).sum(axis=1)
+
+    sum_lx, sum_l2 = fit(-nmax / safe)
+    scale = np.where(sum_l2 > 0, sum_lx / np.where(sum_l2 > 0, sum_l2, 1.0), 0.0)
+    best = scale * sum_lx
+    for step in range(-9, 10):
+        if step == 0:
+            continue
+        sum_lx, sum_l2 = fit(-(nmax + 0.1 * step) / safe)
+        better = (sum_l2 > 0) & (sum_lx * sum_lx > best * sum_l2)
+        this = sum_lx / np.where(sum_l2 > 0, sum_l2, 1.0)
+        scale, best = np.where(better, this, scale), np.where(better, this * sum_lx, best)
+    return np.where(live, scale, 0.0).astype(np.float32)
+
+
+def _pack_q6_k(d, scales, levels) -> np.ndarray:
+    """GGML's ``block_q6_K`` bytes: 128 bytes of low nibbles, 64 of high bit pairs, 16 int8 sub-block scales,
+    the fp16 super-block scale (levels are 0..63, value = d * scale * (level - 32))."""
+    n = len(d)
+    halves = levels.reshape(n, 2, 4, 32)  # two 128-value halves, each four runs of 32
+    low = halves & 0xF
+    ql = np.concatenate([low[:, :, 0] | (low[:, :, 2] << 4), low[:, :, 1] | (low[:, :, 3] << 4)], axis=2)
+    high = halves >> 4
+    qh = high[:, :, 0] | (high[:, :, 1] << 2) | (high[:, :, 2] << 4) | (high[:, :, 3] << 6)
+    return np.concatenate([ql.reshape(n, 128).astype(np.uint8), qh.reshape(n, 64).astype(np.uint8),
+                           scales.astype(np.int8).view(np.uint8), d.astype(np.float16).reshape(n, 1).view(np.uint8)],
+                          axis=1)
+
+
+def quantise_q6_k(matrix: np.ndarray) -> np.ndarray:
+    """``block_q6_K`` bytes of a matrix whose rows are a multiple of 256 values long (one row of bytes per row),
+    by llama.cpp's reference quantiser without an importance matrix."""
+    rows, cols = matrix.shape
+    if cols % QK_K:
+        raise ValueError(f"Q6_K needs rows of a multiple of {QK_K} values, got {cols}")
+    blocks = matrix.astype(np.float32).reshape(-1, 16, 16)
+    n = len(blocks)
+    scales = _make_qx_quants(blocks.reshape(-1, 16)).reshape(n, 16)
+    pick = np.abs(scales).argmax(axis=1)
+    max_scale = scales[np.arange(n), pick]
+    live = np.abs(max_scale) >= GROUP_MAX_EPS
+    iscale = np.where(live, -128.0 / np.where(live, max_scale, 1.0), 0.0).astype(np.float32)
+    d = np.where(live, 1.0 / np.where(live, iscale, 1.0), 0.0).astype(np.float16)
+    sub = np.minimum(127, np.rint(iscale[:, None] * scales)).astype(np.int8)
+    # the levels again, against the scales as they will be read back (fp16 super-block, int8 sub-block)
+    step = d.astype(np.float32)[:, None] * sub
+    safe = np.where(step != 0, step, 1.0)
+    levels = np.clip(np.rint(blocks / safe[..., None]), -32, 31) + 32
+    levels = np.where((step != 0)[..., None], levels, 32).astype(np.uint8)
+    return _pack_q6_k(d, np.where(live[:, None], sub, 0), levels.reshape(n, QK_K)).reshape(rows, -1)
+
+
+K_QUANTISERS = {"Q4_K": quantise_q4_k, "Q6_K": quantise_q6_k}
+
+
 def quantise(matrix, fmt: str) -> np.ndarray:
     """``matrix`` (rows, values) quantised to ``fmt`` and read back as float32, as a GGUF loader would."""
     if fmt not in FORMATS:
-        raise ValueError(f"unknown format {fmt!r}; valid formats: {list(FORMATS)} (Q6_K is not implemented)")
+        raise ValueError(f"unknown format {fmt!r}; valid formats: {list(FORMATS)}")
     matrix = np.ascontiguousarray(np.asarray(matrix, dtype=np.float32))
-    data = quantise_q4_k(matrix) if fmt == "Q4_K" else quants.quantize(matrix, GGMLQuantizationType[fmt])
+    data = K_QUANTISERS[fmt](matrix) if fmt in K_QUANTISERS else quants.quantize(matrix, GGMLQuantizationType[fmt])
     return quants.dequantize(data, GGMLQuantizationType[fmt]).reshape(matrix.shape).astype(np.float32)

