@@ -124,6 +124,7 @@ results: install
 	$(PY) -m anatomy_lib growth-events --profile quick
 	$(PY) -m anatomy_lib growth --profile quick --lr 0.001 --arms uniform shallow --seeds 1
 	$(PY) -m anatomy_lib growth --profile quick --lr 0.01 --arms uniform shallow --seeds 1
+	$(PY) -m anatomy_lib quantisation-null --profile quick
 
 benchmark: install
 	$(PY) -m anatomy_lib.benchmark perplexity

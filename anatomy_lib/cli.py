@@ -51,6 +51,8 @@ from .recovery.analysis import (
     sham_drift,
     steps_label,
 )
+from .quantisation.analysis import deltas, error_summary
+from .quantisation.compute import QuantisationParams, quantisation_null
 from .recovery.params import RecoveryParams
 from .recovery.sweep import merged, recovery
 from .structure.compute import StructureParams, structure, summarize
@@ -335,6 +337,20 @@ def cmd_growth_events(args) -> int:
     return 0
 
 
+def cmd_quantisation_null(args) -> int:
+    params = params_from(args, QuantisationParams, base=QuantisationParams.for_profile(args.profile))
+    print(f"quantisation null, profile {args.profile}: chapter 7's {list(params.arms)} x {params.seeds} seeds "
+          f"retrained{' and the random init' if params.random_init else ''}, under {list(params.schemes)}")
+    tables = quantisation_null(params, recompute=args.recompute)
+    with pd.option_context("display.width", 200, "display.max_columns", 20, "display.max_rows", 200):
+        print(tables["models"].to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+        print()
+        print(error_summary(tables).to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+        print()
+        print(deltas(tables).to_string(index=False, float_format=lambda v: f"{v:+.4f}"))
+    return 0
+
+
 def _standalone_args(params_class, checkpoints: bool = False):
     """Options of a command that trains its own models (no specimen): profile, recompute, debug, the parameters,
     and (``checkpoints``) where to save and resume runs."""
@@ -387,9 +403,12 @@ COMMANDS = {
                        "decay branch per budget (trains its own small models)", _standalone_args(BudgetParams)),
     "growth-events": (cmd_growth_events, "the first growth event of G_stack and the developmental arm under "
                       "clone-noise, optimiser and re-warm-up variants", _standalone_args(EventParams)),
+    "quantisation-null": (cmd_quantisation_null, "chapters 3 and 4's weight statistics on chapter 7's fp32 models "
+                          "and on their Q4_1 and Q4_K_M copies (retrains its models)",
+                          _standalone_args(QuantisationParams)),
 }
 
-STANDALONE = {"growth", "growth-budgets", "growth-events"}  # commands that load no specimen
+STANDALONE = {"growth", "growth-budgets", "growth-events", "quantisation-null"}  # commands that load no specimen
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -6,9 +6,11 @@ from collections import defaultdict
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "anatomy_lib"
-CHAPTERS = {"specimen", "importance", "predictability", "structure", "manipulation", "recovery", "growth"}
+CHAPTERS = {"specimen", "importance", "predictability", "structure", "manipulation", "recovery", "growth",
+            "quantisation"}
 TOP = {"verdicts", "seminar", "cli", "benchmark", "__main__", "__init__"}
-BUILDS_ON = {"manipulation": {"importance"}, "recovery": {"importance"}, "growth": {"importance"}}
+BUILDS_ON = {"manipulation": {"importance"}, "recovery": {"importance"}, "growth": {"importance"},
+             "quantisation": {"growth", "predictability", "structure"}}
 PRESENTATION = {"matplotlib", "seaborn", "ipywidgets"}
 PRESENTATION_MODULES = {"figures", "explorers", "style", "widgets", "__init__"}
 MAX_FUNCTION_IMPORTS = 15

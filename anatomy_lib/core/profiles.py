@@ -83,6 +83,9 @@ PROFILES: dict[str, Profile] = {
     "paper": Profile("paper", n_blocks=128, block_len=1024, batch_size=16, n_boot=5000, gen_tokens=60),
 }
 assert set(SIZES) == set(PROFILES)
+for _sizes in SIZES.values():  # the quantisation null retrains chapter 7's models at chapter 7's sizes
+    if "growth" in _sizes:
+        _sizes["quantisation_null"] = dict(_sizes["growth"])
 
 # What a profile sets on one specimen beyond ``SIZES``, where the profile's defaults would outgrow the machine the
 # profile is for. Gemma-3-270M's 262,144-entry head makes each recovery step and evaluation several times

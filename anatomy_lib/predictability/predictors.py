@@ -41,7 +41,7 @@ class _Layerwise:
         # Identical to fitting on the full weights, without copying them for every fit.
         x = np.stack([self._x(s) for s, _ in train_pairs])
         ridge = Ridge(alpha=self.ridge_alpha).fit(x, np.eye(len(train_pairs)))
-        mixing = ridge.predict(self._x(target_pair[0])[None])[0]
+        mixing = ridge.predict(self._x(target_pair[0])[None]).reshape(-1)  # one training layer: sklearn drops an axis
         targets = [t for _, t in train_pairs]
         return mixing.astype(np.float32) @ self.weights[targets]
 

@@ -61,3 +61,15 @@ def test_k_quantisers_reproduce_gemmas_own_tensors(tmp_path):
             assert (quantise(shipped, fmt) == shipped).mean() > 0.999, tensor.name
             checked += 1
     assert checked == 4  # o of layers 0 and 2, layer 0's down (Q6_K) and layer 2's (Q4_K)
+    # the quantisation null's Q4_K_M scheme chooses every layer matrix's format as this file does
+    from anatomy_lib.quantisation import tensor_format
+
+    names = {"attn_q": "q", "attn_k": "k", "attn_v": "v", "attn_output": "o", "ffn_gate": "gate", "ffn_up": "up",
+             "ffn_down": "down"}
+    matrices = [t for t in GGUFReader(str(path)).tensors
+                if t.name.startswith("blk.") and t.name.split(".")[2] in names]
+    assert len(matrices) == 18 * 7
+    for tensor in matrices:
+        _, layer, part, _ = tensor.name.split(".")
+        assert tensor_format("Q4_K_M", names[part], int(layer), 18, int(tensor.shape[0])) == types[tensor.name], \
+            tensor.name

@@ -1,0 +1,71 @@
+"""The quantisation null in sentences, for chapters 3 and 4 and for the verdicts chapter's "explanations tested"."""
+from __future__ import annotations
+
+import pandas as pd
+
+from .analysis import deltas, error_summary
+from .compute import SCHEME_SPECIMEN
+
+INDEPENDENT_LAGS_NULL = -0.5  # chapter 4: the lag-1 delta correlation of independent layers
+
+
+def _change(row) -> str:
+    return f"{row.change:+.3f} [{row.ci_low:+.3f}, {row.ci_high:+.3f}]"
+
+
+def error_sentences(tables: dict[str, pd.DataFrame]) -> list[str]:
+    out = []
+    for scheme, rows in error_summary(tables).groupby("scheme", sort=False):
+        weighted = float((rows["relative_error"] * rows["share"]).sum())
+        formats = ", ".join(f"{r.format} {r.share:.0%}" for r in rows.itertuples())
+        out.append(f"{SCHEME_SPECIMEN.get(scheme, '')} scheme {scheme} rounds each layer matrix with a relative rms "
+                   f"error of {weighted:.1%} on average ({formats} of the matrices).")
+    return out
+
+
+def retrain_sentence(tables: dict[str, pd.DataFrame], stored_runs: pd.DataFrame | None) -> str | None:
+    """Whether the retrained models are chapter 7's: their final losses beside the stored runs'."""
+    if stored_runs is None or stored_runs.empty:
+        return None
+    mine = tables["models"].dropna(subset=["final_val_loss"])
+    merged = mine.merge(stored_runs[["arm", "seed", "final_val_loss"]], on=["arm", "seed"], suffixes=("", "_stored"))
+    if merged.empty:
+        return None
+    gap = (merged["final_val_loss"] - merged["final_val_loss_stored"]).abs().max()
+    return (f"The {len(merged)} retrained models are chapter 7's: their final validation losses differ from the "
+            f"stored runs' by at most {gap:.1e} nats.")
+
+
+def findings(tables: dict[str, pd.DataFrame], chapter: int, stored_runs: pd.DataFrame | None = None) -> list[str]:
+    """What the quantisation null shows for chapter 3 (predictability) or 4 (structure), in computed sentences:
+    the rounding error, then every statistic of that chapter per kind of model, fp32 and its change under each
+    scheme (interval over layers), then what that means for the chapter's comparison."""
+    table = deltas(tables)
+    mine = table[table["chapter"] == chapter]
+    out = error_sentences(tables)
+    sentence = retrain_sentence(tables, stored_runs)
+    if sentence:
+        out.append(sentence)
+    for (statistic, arm), rows in mine.groupby(["statistic", "arm"], sort=False):
+        out.append(f"{statistic}, {arm}: {rows['fp32'].iloc[0]:+.3f} in fp32; quantisation changes it by "
+                   + "; ".join(f"{_change(r)} ({r.scheme})" for r in rows.itertuples()) + " (mean over layers, 95% "
+                   "interval over layers).")
+    out.append(conclusion(table, chapter))
+    return out
+
+
+def conclusion(table: pd.DataFrame, chapter: int) -> str:
+    """One sentence: how far quantisation moves the chapter's headline statistic on the models the book controls."""
+    if chapter == 3:
+        rows = table[table["statistic"] == "held-out ridge R^2"]
+        worst = rows.loc[rows["change"].abs().idxmax()]
+        return (f"Quantisation moves the held-out R^2 of ridge by at most {worst.change:+.3f} "
+                f"[{worst.ci_low:+.3f}, {worst.ci_high:+.3f}] ({worst.scheme}, {worst.arm} models): the size of "
+                "the effect 4-bit rounding can have on chapter 3's headline statistic.")
+    rows = table[table["statistic"] == "lag-1 delta correlation"].copy()
+    rows["toward"] = (rows["fp32"] - INDEPENDENT_LAGS_NULL).abs() - (rows["quantised"] - INDEPENDENT_LAGS_NULL).abs()
+    worst = rows.loc[rows["toward"].idxmax()]
+    verb = "toward" if worst.toward > 0 else "no closer to"
+    return (f"The lag-1 delta correlation moves at most {abs(worst.toward):.3f} {verb} the independent-layers "
+            f"value of {INDEPENDENT_LAGS_NULL:+.2f} under quantisation ({worst.scheme}, {worst.arm} models: "
+            f"{worst.fp32:+.3f} to {worst.quantised:+.3f}).")
