@@ -10,7 +10,7 @@ CHAPTERS = {"specimen", "importance", "predictability", "structure", "manipulati
             "quantisation"}
 TOP = {"verdicts", "seminar", "cli", "benchmark", "__main__", "__init__"}
 BUILDS_ON = {"manipulation": {"importance"}, "recovery": {"importance"}, "growth": {"importance"},
-             "quantisation": {"growth", "predictability", "structure"}}
+             "quantisation": {"growth", "importance", "predictability", "structure"}}
 PRESENTATION = {"matplotlib", "seaborn", "ipywidgets"}
 PRESENTATION_MODULES = {"figures", "explorers", "style", "widgets", "__init__"}
 MAX_FUNCTION_IMPORTS = 15

@@ -17,6 +17,10 @@ Statistics: chapter 3's table (ridge in and out of sample, the baselines, R^2 an
 ``predictability_table``) and chapter 4's delta correlations with their layer-shuffled null
 (``delta_correlations``, ``shuffled_null``), on every model and scheme. The quantised copy lives inside a weight
 surgery, so each model is back to fp32 bit for bit before the next scheme.
+
+While the retrained fp32 models are at hand, their massive-activation profile (chapter 2's
+``activation_profile``, on chapter 7's importance blocks) is recorded too: the atlas draws chapter 7's models
+beside the specimens with it, and training them a second time for it would double the cost.
 """
 from __future__ import annotations
 
@@ -28,6 +32,8 @@ from tqdm.auto import tqdm
 
 from ..core.adapter import ModelAdapter
 from ..core.checks import positive_int
+from ..core.corpus import TokenBlocks
+from ..core.engine import PerplexityEngine
 from ..core.quantise import QK_K, quantise
 from ..core.specimens import weights_hash
 from ..core.surgery import surgery
@@ -35,6 +41,7 @@ from ..growth.compute import text_data, through_store
 from ..growth.models import build_model
 from ..growth.params import ARMS, GrowthParams
 from ..growth.trainer import train
+from ..importance.activations import ActivationParams, activation_profile
 from ..predictability.compute import PredictabilityParams, predictability_table
 from ..structure.compute import delta_correlations, shuffled_null
 
@@ -117,9 +124,14 @@ def weight_statistics(adapter, params: QuantisationParams) -> dict[str, pd.DataF
     return {"fits": fits, "deltas": deltas}
 
 
-def models(params: QuantisationParams, progress: bool = True):
+def trained_activations(model, blocks) -> pd.DataFrame:
+    """``activation_profile``'s per-layer table for one of chapter 7's models on token ``blocks`` (no tokenizer)."""
+    engine = PerplexityEngine(model, TokenBlocks(blocks, list(range(blocks.shape[0])), {}), progress=False)
+    return activation_profile(engine, ActivationParams())["layers"]
+
+
+def models(params: QuantisationParams, data):
     """(model label, arm, seed, model, final validation loss) for every retrained run, and the random init."""
-    _, data = text_data(params)
     config = params.config()
     for seed in range(params.seeds):
         for arm in params.arms:
@@ -130,13 +142,16 @@ def models(params: QuantisationParams, progress: bool = True):
 
 
 def run_null(params: QuantisationParams, progress: bool = True) -> dict[str, pd.DataFrame]:
-    """Every model, fp32 and under every scheme: tidy ``fits``, ``deltas`` and ``errors`` tables, and ``models``
-    (one row per model: its final loss, and its fp32 weights' hash before and after the schemes)."""
-    fits, deltas, errors, rows = [], [], [], []
+    """Every model, fp32 and under every scheme: tidy ``fits``, ``deltas`` and ``errors`` tables, ``models`` (one
+    row per model: its final loss, and whether its fp32 weights came back bit for bit after the schemes) and
+    ``activations`` (each fp32 model's massive-activation profile)."""
+    _, data = text_data(params)
+    fits, deltas, errors, rows, profiles = [], [], [], [], []
     total = params.seeds * len(params.arms) + int(params.random_init)
-    for label, arm, seed, model, loss in tqdm(models(params, progress), total=total, desc="quantisation null",
+    for label, arm, seed, model, loss in tqdm(models(params, data), total=total, desc="quantisation null",
                                               disable=not progress):
         adapter = ModelAdapter(model)
+        profiles.append(trained_activations(model, data.importance).assign(model=label, arm=arm, seed=seed))
         before = weights_hash(model)
         for scheme in (FP32,) + tuple(params.schemes):
             with surgery(adapter) as editor:
@@ -149,7 +164,8 @@ def run_null(params: QuantisationParams, progress: bool = True) -> dict[str, pd.
         rows.append({"model": label, "arm": arm, "seed": seed, "final_val_loss": loss,
                      "restored": weights_hash(model) == before})
     return {"fits": pd.concat(fits, ignore_index=True), "deltas": pd.concat(deltas, ignore_index=True),
-            "errors": pd.concat(errors, ignore_index=True), "models": pd.DataFrame(rows)}
+            "errors": pd.concat(errors, ignore_index=True), "models": pd.DataFrame(rows),
+            "activations": pd.concat(profiles, ignore_index=True)}
 
 
 def quantisation_null(params: QuantisationParams | None = None, profile: str = "quick", recompute: bool = False,

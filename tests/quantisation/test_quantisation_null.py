@@ -31,6 +31,9 @@ def test_every_model_is_measured_under_every_scheme_and_restored(smoke_null):
     models = tables["models"]
     assert list(models["model"]) == ["uniform seed 0", "gstack seed 0", qn.RANDOM_INIT]
     assert models["restored"].all()  # fp32 bit for bit after every scheme
+    profiles = tables["activations"]
+    assert profiles.groupby("model")["layer"].count().eq(params.target_layers).all()
+    assert (profiles["ratio"] >= 1).all()
     assert set(tables["fits"]["scheme"]) == {qn.FP32, *qn.SCHEMES}
     assert set(tables["deltas"]["null"]) == {"specimen", "layer-shuffled"}
     errors = tables["errors"]
