@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .. import growth, importance, manipulation, predictability, recovery, structure
+from .. import growth, importance, manipulation, predictability, quantisation, recovery, structure
 from ..core.lab import NotStored
 from ..growth.compute import is_stored
 
@@ -33,16 +33,34 @@ def importance_rows(lab, progress: bool = False) -> pd.DataFrame:
     return _with_depth(pd.concat(tables.values(), ignore_index=True), lab.specimen.name, lab.adapter.n_layers)
 
 
+def trained_name(n_layers: int, arm) -> str:
+    """How the atlas names one of chapter 7's trained models (its importance map is a skip ablation)."""
+    return f"trained {n_layers}-layer: {arm}"
+
+
 def trained_rows(profile: str, compute_missing: bool = True, progress: bool = False) -> pd.DataFrame:
-    """Chapter 7's importance map of its trained models (neighbour-mean ablation), one per arm, at ``profile``;
+    """Chapter 7's importance map of its trained models (skip ablation, seed 0), one per arm, at ``profile``;
     empty when it is not stored and ``compute_missing`` is off."""
     params = growth.Params.for_profile(profile)
     if not compute_missing and not is_stored("growth", params):
         return pd.DataFrame()
     anatomy = growth.compute(None, params, progress=progress)["anatomy"]
     n_layers = int(anatomy["layer"].max()) + 1
-    return anatomy.assign(specimen=f"trained {n_layers}-layer: " + anatomy["arm"], n_layers=n_layers,
+    return anatomy.assign(specimen=[trained_name(n_layers, arm) for arm in anatomy["arm"]], n_layers=n_layers,
                           depth=relative_depth(anatomy["layer"], n_layers))
+
+
+def trained_activation_rows(profile: str, compute_missing: bool = True, progress: bool = False) -> pd.DataFrame:
+    """Massive activations of chapter 7's trained models (seed 0 of each arm the quantisation null retrains, which
+    records them), named as ``trained_rows`` names them; empty when not stored and ``compute_missing`` is off."""
+    params = quantisation.QuantisationParams.for_profile(profile)
+    if not compute_missing and not is_stored(params.DIAGNOSTIC, params):
+        return pd.DataFrame()
+    profiles = quantisation.quantisation_null(params, progress=progress)["activations"]
+    profiles = profiles[(profiles["seed"] == 0) & (profiles["arm"] != quantisation.RANDOM_INIT)]
+    n_layers = params.target_layers
+    return profiles.assign(specimen=[trained_name(n_layers, arm) for arm in profiles["arm"]], n_layers=n_layers,
+                           depth=relative_depth(profiles["layer"], n_layers))
 
 
 def predictability_rows(lab, progress: bool = False) -> pd.DataFrame:
@@ -120,5 +138,7 @@ def atlas(labs, progress: bool = False) -> dict[str, pd.DataFrame]:
     out = {name: pd.concat(parts, ignore_index=True) if parts else pd.DataFrame() for name, parts in tables.items()}
     first = labs[0]
     out["trained"] = trained_rows(first.profile.name, first.compute_missing, progress)
+    trained = trained_activation_rows(first.profile.name, first.compute_missing, progress)
+    out["activations"] = pd.concat([out["activations"], trained], ignore_index=True)
     out["not_run"] = pd.DataFrame(missing, columns=["specimen", "measure"])
     return out

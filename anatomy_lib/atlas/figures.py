@@ -25,8 +25,8 @@ def _styles(names) -> dict[str, tuple]:
 
 
 def atlas_figure(tables: dict[str, pd.DataFrame]):
-    """Six panels: neighbour-mean importance (with intervals) and Block Influence against relative depth, for
-    every specimen and chapter 7's trained models; held-out R^2 of ridge and of the mean-layer baseline; the
+    """Six panels: importance (with intervals: neighbour-mean ablation on the specimens, chapter 7's skip ablation
+    on its trained models, dashed) and Block Influence against relative depth, for every specimen and those models; held-out R^2 of ridge and of the mean-layer baseline; the
     lag-1 delta correlation per component against its layer-shuffled null; the alpha curve of the writers; and
     the share of the damage recovered where chapter 6 was run."""
     use_book_style()
@@ -48,7 +48,7 @@ def atlas_figure(tables: dict[str, pd.DataFrame]):
         influence.plot(rows["depth"], rows["block_influence"], marker=marker, color=colour, label=name,
                        linestyle="--" if dashed else "-", linewidth=1.3, markersize=4)
     imp.set(yscale="log", xlabel="relative depth", ylabel="perplexity change, % (log)",
-            title="Importance (neighbour-mean ablation)")
+            title="Importance (neighbour mean; trained, dashed: skip)")
     influence.set(xlabel="relative depth", ylabel="1 - cos(in, out)", title="Block Influence")
 
     held = tables["predictability"]
@@ -116,10 +116,12 @@ def atlas_figure(tables: dict[str, pd.DataFrame]):
 
 
 def activations_figure(tables: dict[str, pd.DataFrame]):
-    """Massive activations of every specimen on the atlas's depth axis (``importance.activations_figure``), each
-    specimen's most important layer under the paper's ablation crossed."""
+    """Massive activations of every specimen and of chapter 7's trained models on the atlas's depth axis
+    (``importance.activations_figure``), each one's most important layer crossed (the paper's ablation on the
+    specimens, chapter 7's skip ablation on its models)."""
     importance = tables["importance"]
-    importance = importance[importance["mode"] == MODE]
+    importance = pd.concat([importance[importance["mode"] == MODE], tables.get("trained", pd.DataFrame())],
+                           ignore_index=True)
     tops = importance.loc[importance.groupby("specimen", sort=False)["change_pct"].idxmax(), ["specimen", "layer"]]
     return imp_figures.activations_figure(tables["activations"], tops.rename(columns={"layer": "top_layer"}))
 

@@ -28,8 +28,9 @@ def importance_sentences(importance: pd.DataFrame, trained: pd.DataFrame | None 
     for name, table in pd.concat(parts, ignore_index=True).groupby("specimen", sort=False):
         top = table.loc[table["change_pct"].idxmax()]
         connective = connective_layers(table)
+        how = "neighbour-mean" if table["mode"].iloc[0] == MODE else table["mode"].iloc[0]
         out.append(
-            f"{name} ({int(table['n_layers'].iloc[0])} layers): removing one layer by neighbour-mean ablation costs "
+            f"{name} ({int(table['n_layers'].iloc[0])} layers): removing one layer by {how} ablation costs "
             f"at most {top.change_pct:+,.1f}% [{top.ci_low:+,.1f}, {top.ci_high:+,.1f}] at layer {int(top.layer)} "
             f"(relative depth {top.depth:.2f}); connective tissue (layer, depth): {_depths(table, connective)}; "
             f"importance spans {importance_range_orders(table):.1f} orders of magnitude; Block Influence ranks the "
