@@ -42,6 +42,8 @@ from .importance.compute import (
 )
 from .manipulation.compute import ManipulationParams, manipulation
 from .predictability.compute import PredictabilityParams, predictability
+from .quantisation.analysis import deltas, error_summary
+from .quantisation.compute import QuantisationParams, quantisation_null
 from .recovery.analysis import (
     MAIN_CRITERION,
     judged_layers,
@@ -51,8 +53,6 @@ from .recovery.analysis import (
     sham_drift,
     steps_label,
 )
-from .quantisation.analysis import deltas, error_summary
-from .quantisation.compute import QuantisationParams, quantisation_null
 from .recovery.params import RecoveryParams
 from .recovery.sweep import merged, recovery
 from .structure.compute import StructureParams, structure, summarize

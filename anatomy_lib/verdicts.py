@@ -6,10 +6,11 @@ import html
 
 import pandas as pd
 
-from . import growth, importance, manipulation, predictability, recovery, specimen, structure
+from . import growth, importance, manipulation, predictability, quantisation, recovery, specimen, structure
 from .core.display import style_claims, verdict_cell
 from .core.lab import NotStored
-from .core.rules import PARTLY, REPRODUCED, VERDICTS
+from .core.rules import NOT_REPRODUCED, PARTLY, REPRODUCED, VERDICTS
+from .growth.compute import is_stored
 
 CHAPTERS = tuple(package.CHAPTER for package in (specimen, importance, predictability, structure, manipulation,
                                                  recovery, growth))
@@ -204,4 +205,43 @@ def headline(table: pd.DataFrame) -> list[str]:
         dissection = {c.number for c in CHAPTERS if not c.trains_own_models}
         first = next(s for s, c in zip(table["specimen"], table["chapter"]) if c in dissection)
         out += generality_sentences(table, [first, *others])
+    return out
+
+
+def _not_reproduced(table: pd.DataFrame, chapter: int) -> str:
+    rows = table[(table["chapter"] == chapter) & (table["Verdict"] == NOT_REPRODUCED)]
+    return "; ".join(rows["Claim"]) or "none"
+
+
+def explanations(table: pd.DataFrame, labs, profile: str = "quick") -> pd.DataFrame:
+    """For the claims of chapters 2, 3 and 4 the book does not reproduce (a ``book_claims`` table), each
+    explanation the book tests and what it showed, in computed sentences: the ablation operator (chapter 2's
+    operator panel on every lab), massive activations (on every lab), and quantisation (the quantisation null,
+    computed only when the first lab computes what is missing). A test whose results are not stored reads
+    "not run"."""
+    rows = []
+    panel = importance.operator_panel(labs, operators=importance.OPERATORS, progress=False)
+    if panel:
+        summary = importance.panel_summary(panel)
+        said = importance.operator_findings(summary)[-1]
+        counted = ", ".join(f"{name}: {len(group)} operators" for name, group in summary.groupby("specimen",
+                                                                                                  sort=False))
+        rows.append({"chapter": 2, "explanation": "the ablation operator (what \"replace a layer\" means)",
+                     "showed": f"{said} Tested on {counted}."})
+    profiles = importance.activation_panel(labs)
+    if profiles and panel:
+        correlations = importance.correlation_table(profiles, panel)
+        said = [s for s in importance.activation_findings(profiles, correlations) if "most important layer" in s]
+        rows.append({"chapter": 2, "explanation": "massive activations (Sun et al. 2024)", "showed": " ".join(said)})
+    params = quantisation.QuantisationParams.for_profile(profile)
+    if labs and (labs[0].compute_missing or is_stored(params.DIAGNOSTIC, params)):
+        table_null = quantisation.deltas(quantisation.quantisation_null(params, progress=False))
+        for chapter in (3, 4):
+            rows.append({"chapter": chapter, "explanation": "quantisation (the quantisation null)",
+                         "showed": quantisation.conclusion(table_null, chapter)})
+    else:
+        rows += [{"chapter": c, "explanation": "quantisation (the quantisation null)", "showed": "not run"}
+                 for c in (3, 4)]
+    out = pd.DataFrame(rows, columns=["chapter", "explanation", "showed"])
+    out.insert(1, "claims not reproduced", [_not_reproduced(table, c) for c in out["chapter"]])
     return out

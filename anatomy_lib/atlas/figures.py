@@ -26,9 +26,10 @@ def _styles(names) -> dict[str, tuple]:
 
 def atlas_figure(tables: dict[str, pd.DataFrame]):
     """Six panels: importance (with intervals: neighbour-mean ablation on the specimens, chapter 7's skip ablation
-    on its trained models, dashed) and Block Influence against relative depth, for every specimen and those models; held-out R^2 of ridge and of the mean-layer baseline; the
-    lag-1 delta correlation per component against its layer-shuffled null; the alpha curve of the writers; and
-    the share of the damage recovered where chapter 6 was run."""
+    on its trained models, dashed) and Block Influence against relative depth, for every specimen and those
+    models; held-out R^2 of ridge and of the mean-layer baseline; the lag-1 delta correlation per component
+    against its layer-shuffled null; the alpha curve of the writers; and the share of the damage recovered where
+    chapter 6 was run."""
     use_book_style()
     importance = tables["importance"]
     importance = importance[importance["mode"] == MODE]

@@ -61,6 +61,7 @@ CHAPTER = Chapter(2, "02_importance", "Importance", Params, compute, paper_claim
 
 # figures and explorers load matplotlib and ipywidgets: imported on first use (core.lazy)
 __getattr__, __dir__ = lazy_exports(__name__, {
-    "figures": ("CLASS_ORDER", "activations_figure", "anatomy_strip", "class_colours", "influence_figure", "modes_figure", "operators_figure"),
+    "figures": ("CLASS_ORDER", "activations_figure", "anatomy_strip", "class_colours", "influence_figure",
+                "modes_figure", "operators_figure"),
     "explorers": ("ablation_explorer", "static_explorers_by_specimen", "static_importance_explorer"),
 })

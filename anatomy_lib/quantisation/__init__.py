@@ -7,6 +7,7 @@
 - ``figures``: the changes, per statistic and scheme
 """
 from ..core.lazy import lazy_exports
+from . import report
 from .analysis import STATISTICS, deltas, error_summary, per_layer
 from .compute import (
     FP32,
@@ -21,7 +22,6 @@ from .compute import (
     use_more_bits,
     weight_statistics,
 )
-from . import report
 from .report import conclusion, findings
 
 Params = QuantisationParams

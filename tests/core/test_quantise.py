@@ -3,7 +3,14 @@ algorithms, packed in GGML's layout and read back by the gguf package's own deco
 import numpy as np
 import pytest
 
-from anatomy_lib.core.quantise import FORMATS, _make_qkx2_quants, _make_qx_quants, quantise, quantise_q4_k, quantise_q6_k
+from anatomy_lib.core.quantise import (
+    FORMATS,
+    _make_qkx2_quants,
+    _make_qx_quants,
+    quantise,
+    quantise_q4_k,
+    quantise_q6_k,
+)
 
 
 @pytest.mark.parametrize("fmt,bound", [("Q4_1", 0.12), ("Q5_0", 0.07), ("Q8_0", 0.01), ("Q4_K", 0.1),
