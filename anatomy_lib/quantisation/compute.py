@@ -24,7 +24,7 @@ beside the specimens with it, and training them a second time for it would doubl
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 import pandas as pd
@@ -93,8 +93,7 @@ class QuantisationParams(GrowthParams):
 
     def growth_params(self) -> GrowthParams:
         """The chapter-7 run these models come from (its stored result holds their final losses)."""
-        names = {f.name for f in GrowthParams.__dataclass_fields__.values()}
-        return GrowthParams(**{name: getattr(self, name) for name in names if name != "arms"})
+        return GrowthParams(**{f.name: getattr(self, f.name) for f in fields(GrowthParams) if f.name != "arms"})
 
     def work(self, profile=None) -> float:
         """Training FLOPs of the retrained runs (the statistics cost seconds beside them)."""

@@ -66,6 +66,6 @@ def conclusion(table: pd.DataFrame, chapter: int) -> str:
     rows["toward"] = (rows["fp32"] - INDEPENDENT_LAGS_NULL).abs() - (rows["quantised"] - INDEPENDENT_LAGS_NULL).abs()
     worst = rows.loc[rows["toward"].idxmax()]
     verb = "toward" if worst.toward > 0 else "no closer to"
-    return (f"The lag-1 delta correlation moves at most {abs(worst.toward):.3f} {verb} the independent-layers "
-            f"value of {INDEPENDENT_LAGS_NULL:+.2f} under quantisation ({worst.scheme}, {worst.arm} models: "
-            f"{worst.fp32:+.3f} to {worst.quantised:+.3f}).")
+    return (f"Quantisation moves the lag-1 delta correlation at most {abs(worst.toward):.4f} {verb} the "
+            f"independent-layers value of {INDEPENDENT_LAGS_NULL:+.2f} ({worst.scheme}, {worst.arm} models: "
+            f"{worst.fp32:+.4f} to {worst.quantised:+.4f}, mean over layers).")

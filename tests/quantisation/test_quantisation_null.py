@@ -48,6 +48,7 @@ def test_the_retrained_models_are_chapter_7s(smoke_null):
     from anatomy_lib.growth import GrowthParams, growth
 
     params, tables = smoke_null
+    assert params.growth_params() == GrowthParams.for_profile("smoke", seeds=1)
     runs = growth(GrowthParams.for_profile("smoke", seeds=1, arms=("uniform", "gstack")), progress=False)["runs"]
     sentence = qn.report.retrain_sentence(tables, runs)
     merged = tables["models"].merge(runs, on=["arm", "seed"], suffixes=("", "_stored"))
