@@ -87,8 +87,9 @@ PAPER_RANGE_ORDERS = 7.0  # the paper's "importance spans 10^7", matched within 
 
 def paper_pattern(table: pd.DataFrame, n_layers: int, thresholds: Thresholds = Thresholds()) -> dict:
     """Whether one importance table (one operator) shows the paper's anatomy, part by part: a critical middle
-    core (whole interval at or above ``critical_pct``), every other middle layer under the connective threshold
-    (whole interval below it, or an anti-layer), and a range within half an order of magnitude of 10^7."""
+    core (whole interval at or above ``critical_pct``), other middle layers, every one of them under the
+    connective threshold (whole interval below it, or an anti-layer: the paper's connective tissue, so a map whose
+    middle is all core does not pass), and a range within half an order of magnitude of 10^7."""
     classes = table["class"] if "class" in table else classify(table, n_layers, thresholds)
     edge = int(round(n_layers * thresholds.io_fraction))
     middle = table["layer"].between(edge, n_layers - edge - 1)
@@ -97,7 +98,7 @@ def paper_pattern(table: pd.DataFrame, n_layers: int, thresholds: Thresholds = T
     above = sorted(int(l) for l in rest.loc[rest["ci_high"] >= thresholds.connective_pct, "layer"])
     orders = importance_range_orders(table)
     parts = {"critical_core": core, "middle_above_connective": above, "range_orders": orders,
-             "has_core": bool(core), "rest_connective": not above,
+             "has_core": bool(core), "rest_connective": len(rest) > 0 and not above,
              "range_matches": bool(abs(orders - PAPER_RANGE_ORDERS) <= 0.5)}
     return {**parts, "pattern": parts["has_core"] and parts["rest_connective"] and parts["range_matches"]}
 

@@ -149,7 +149,8 @@ def operator_findings(summary: pd.DataFrame) -> list[str]:
     out, matching = [], []
     for row in summary.itertuples():
         missing = [part for part, held in (("a critical middle core", row.has_core),
-                                           ("every other middle layer under +30%", row.rest_connective),
+                                           ("connective tissue: other middle layers, all under +30%",
+                                            row.rest_connective),
                                            ("a 10^7 range", row.range_matches)) if not held]
         out.append(f"{row.specimen}, {row.operator}: largest change L{row.top_layer} {row.top_change_pct:+,.0f}% "
                    f"[{row.top_ci_low:+,.0f}, {row.top_ci_high:+,.0f}]; range 10^{row.range_orders:.1f}; "
@@ -158,8 +159,8 @@ def operator_findings(summary: pd.DataFrame) -> list[str]:
         if row.pattern:
             matching.append(f"{row.operator} on {row.specimen}")
     out.append("The paper's pattern appears under " + ", ".join(matching) + "." if matching else
-               "No operator on any specimen gives the paper's pattern (a critical middle core, every other middle "
-               "layer under +30%, and a 10^7 range).")
+               "No operator on any specimen gives the paper's pattern (a critical middle core, the other middle "
+               "layers all under +30%, and a 10^7 range).")
     return out
 
 

@@ -94,6 +94,10 @@ def test_the_paper_pattern_is_judged_part_by_part():
     narrow = changes.copy()
     narrow[3] = 1.0
     assert not paper_pattern(table(narrow), 30)["range_matches"]
+    everywhere = changes.copy()
+    everywhere[8:22] = 1e5  # a middle that is all core (as overwriting the stream gives) has no connective tissue
+    all_core = paper_pattern(table(everywhere), 30)
+    assert all_core["has_core"] and not all_core["rest_connective"] and not all_core["pattern"]
     summary = operator_summary({"paper-like": table(changes), "lifted": table(lifted)}, 30)
     assert summary["pattern"].tolist() == [True, False] and summary["top_layer"].tolist() == [0, 0]
 
