@@ -9,8 +9,14 @@ from .compute import SCHEME_SPECIMEN
 INDEPENDENT_LAGS_NULL = -0.5  # chapter 4: the lag-1 delta correlation of independent layers
 
 
+def signed(value: float, digits: int = 4) -> str:
+    """A signed number with no "-0.0000": a value that rounds to zero is written unsigned."""
+    text = f"{value:+.{digits}f}"
+    return text[1:] if float(text) == 0 else text
+
+
 def _change(row) -> str:
-    return f"{row.change:+.3f} [{row.ci_low:+.3f}, {row.ci_high:+.3f}]"
+    return f"{signed(row.change)} [{signed(row.ci_low)}, {signed(row.ci_high)}]"
 
 
 def error_sentences(tables: dict[str, pd.DataFrame]) -> list[str]:
@@ -47,7 +53,7 @@ def findings(tables: dict[str, pd.DataFrame], chapter: int, stored_runs: pd.Data
     if sentence:
         out.append(sentence)
     for (statistic, arm), rows in mine.groupby(["statistic", "arm"], sort=False):
-        out.append(f"{statistic}, {arm}: {rows['fp32'].iloc[0]:+.3f} in fp32; quantisation changes it by "
+        out.append(f"{statistic}, {arm}: {signed(rows['fp32'].iloc[0], 3)} in fp32; quantisation changes it by "
                    + "; ".join(f"{_change(r)} ({r.scheme})" for r in rows.itertuples()) + " (mean over layers, 95% "
                    "interval over layers).")
     out.append(conclusion(table, chapter))
@@ -59,13 +65,15 @@ def conclusion(table: pd.DataFrame, chapter: int) -> str:
     if chapter == 3:
         rows = table[table["statistic"] == "held-out ridge R^2"]
         worst = rows.loc[rows["change"].abs().idxmax()]
-        return (f"Quantisation moves the held-out R^2 of ridge by at most {worst.change:+.3f} "
-                f"[{worst.ci_low:+.3f}, {worst.ci_high:+.3f}] ({worst.scheme}, {worst.arm} models): the size of "
+        return (f"Quantisation moves the held-out R^2 of ridge by at most {_change(worst)} "
+                f"({worst.scheme}, {worst.arm} models): the size of "
                 "the effect 4-bit rounding can have on chapter 3's headline statistic.")
     rows = table[table["statistic"] == "lag-1 delta correlation"].copy()
     rows["toward"] = (rows["fp32"] - INDEPENDENT_LAGS_NULL).abs() - (rows["quantised"] - INDEPENDENT_LAGS_NULL).abs()
     worst = rows.loc[rows["toward"].idxmax()]
     verb = "toward" if worst.toward > 0 else "no closer to"
-    return (f"Quantisation moves the lag-1 delta correlation at most {abs(worst.toward):.4f} {verb} the "
+    amount = f"{abs(worst.toward):.4f}" if abs(worst.toward) >= 5e-5 else "less than 0.0001"
+    return (f"Quantisation moves the lag-1 delta correlation at most {amount} {verb} the "
             f"independent-layers value of {INDEPENDENT_LAGS_NULL:+.2f} ({worst.scheme}, {worst.arm} models: "
-            f"{worst.fp32:+.4f} to {worst.quantised:+.4f}, mean over layers).")
+            f"{signed(worst.fp32)} to {signed(worst.quantised)}, mean over layers; its largest change on any model "
+            f"is {_change(rows.loc[rows['change'].abs().idxmax()])}).")
