@@ -202,8 +202,9 @@ def activation_findings(profiles: dict[str, dict[str, pd.DataFrame]], correlatio
                        + "; ".join(f"{r.operator} {r.rho:+.2f} [{r.ci_low:+.2f}, {r.ci_high:+.2f}]"
                                    if r.rho == r.rho else f"{r.operator} undefined (every change equal)"
                                    for r in mine.itertuples()) + ".")
-            same = [r.operator for r in mine.itertuples() if first is not None and r.top_layer == first]
+            ranked = [r for r in mine.itertuples() if r.rho == r.rho]  # an operator whose changes are all equal
+            same = [r.operator for r in ranked if first is not None and r.top_layer == first]  # has no top layer
             out.append(f"On {name}, the layer where massive activations appear is the most important layer under "
                        + (", ".join(same) if same else "no operator") + "; the most important layers are "
-                       + ", ".join(f"L{r.top_layer} ({r.operator})" for r in mine.itertuples()) + ".")
+                       + ", ".join(f"L{r.top_layer} ({r.operator})" for r in ranked) + ".")
     return out

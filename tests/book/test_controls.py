@@ -82,3 +82,15 @@ def test_no_recovery_verdict_credits_recovery_the_sham_explains(book):
         assert row["Verdict"].iloc[0] != REPRODUCED
     if 2 * int(fast.sum()) < len(easy):
         assert row["Verdict"].iloc[0] == NOT_REPRODUCED
+
+
+def test_every_explanation_the_book_tests_is_stated_from_committed_results(book):
+    """Chapter 9's "explanations tested": a row for each of chapters 2 to 4, each from committed results (none
+    "not run"), each naming exactly the chapter's claims that are not reproduced."""
+    lab, table = book
+    tested = verdicts.explanations(table, [lab.read_only()], "quick")
+    assert set(tested["chapter"]) == {2, 3, 4} and len(tested) == 4
+    assert "not run" not in set(tested["showed"])
+    for _, row in tested.iterrows():
+        named = table[(table["chapter"] == row["chapter"]) & (table["Verdict"] == NOT_REPRODUCED)]["Claim"]
+        assert row["claims not reproduced"] == ("; ".join(named) or "none")

@@ -11,7 +11,16 @@ import pytest
 
 from anatomy_lib.core.lab import Baseline
 from anatomy_lib.core.results import ResultStore, request_key
-from anatomy_lib.importance import MODES, ContinuationParams, ImportanceParams, Thresholds, classify, connective_layers
+from anatomy_lib.importance import (
+    MODES,
+    STREAM_OPERATORS,
+    ActivationParams,
+    ContinuationParams,
+    ImportanceParams,
+    Thresholds,
+    classify,
+    connective_layers,
+)
 from anatomy_lib.manipulation import ManipulationParams
 from anatomy_lib.predictability import PredictabilityParams
 from anatomy_lib.recovery import RecoveryParams
@@ -23,7 +32,9 @@ BOOK_PROFILE = "quick"
 
 # chapter -> {parameters-cell name: (dataclass, field, how the chapter turns the cell's value into the field)}
 CHAPTER_DEFAULTS = {
-    "02_importance": {"TENSORS": (ImportanceParams, "tensors", str), "SEED": (ImportanceParams, "seed", int)},
+    "02_importance": {"TENSORS": (ImportanceParams, "tensors", str), "SEED": (ImportanceParams, "seed", int),
+                      "MASSIVE_RATIO": (ActivationParams, "ratio", float),
+                      "MASSIVE_FLOOR": (ActivationParams, "floor", float)},
     "03_predictability": {
         "FORMULATION": (PredictabilityParams, "formulation", str), "CONTEXT": (PredictabilityParams, "context", int),
         "RIDGE_ALPHA": (PredictabilityParams, "ridge_alpha", float),
@@ -57,7 +68,8 @@ def test_chapter_parameters_equal_the_dataclass_defaults(chapter):
     for name, (params_class, field, convert) in CHAPTER_DEFAULTS[chapter].items():
         assert convert(values[name]) == getattr(params_class(), field), f"{chapter}: {name}"
     if chapter == "02_importance":
-        assert tuple(values["MODES"]) == MODES and Thresholds() == Thresholds(
+        assert tuple(values["MODES"]) == MODES and tuple(values["STREAM_OPERATORS"]) == STREAM_OPERATORS
+        assert Thresholds() == Thresholds(
             values["CONNECTIVE_PCT"], values["CRITICAL_PCT"], values["IO_FRACTION"])
 
 
@@ -70,23 +82,27 @@ def book_params(lab) -> list:
     table["class"] = classify(table, lab.adapter.n_layers)
     manipulation = ManipulationParams(compress_layers=tuple(connective_layers(table)))
     recovery = lab.defaults(RecoveryParams).resolved(lab)  # sized for the specimen (profiles.SPECIMEN_SIZES)
-    wanted = ([Baseline()] + [ImportanceParams(mode=m) for m in MODES] + [ContinuationParams(mode=m) for m in MODES]
-              + [PredictabilityParams(), StructureParams(), manipulation, recovery]
+    wanted = ([Baseline()] + [ImportanceParams(mode=m) for m in MODES + STREAM_OPERATORS]
+              + [ContinuationParams(mode=m) for m in MODES]
+              + [ActivationParams(), PredictabilityParams(), StructureParams(), manipulation, recovery]
               + ([recovery.fixed_protocol()] if recovery.sigmas else []))
     return [p.resolved(lab) for p in wanted]  # layers named on the paper's 30, at the specimen's depth
 
 
 def test_committed_growth_results_match_chapter_7():
     """The main runs, the budget sweep, the event study and the learning-rate check, each at the chapter's
-    defaults; nothing else."""
+    defaults, and the quantisation null of chapters 3 and 4 (chapter 7's models retrained); nothing else."""
     from anatomy_lib.growth import BudgetParams, EventParams, GrowthParams, lr_check_params, request
     from anatomy_lib.growth.text import load_text
+    from anatomy_lib.quantisation import QuantisationParams
 
     params = GrowthParams.for_profile(BOOK_PROFILE)
     text = load_text(params.vocab_size)
+    null = QuantisationParams.for_profile(BOOK_PROFILE)  # chapters 3 and 4 retrain chapter 7's models
+    assert null.growth_params() == params
     wanted = [(p.DIAGNOSTIC, request(p, text)) for p in
               [params, BudgetParams.for_profile(BOOK_PROFILE), EventParams.for_profile(BOOK_PROFILE),
-               *lr_check_params(params)]]
+               *lr_check_params(params), null]]
     missing = [name for name, request_ in wanted if STORE.load(name, request_) is None]
     assert not missing, f"stale or missing growth results ({missing}): rerun make results"
     committed = {path.stem for path in (STORE.root / "growth-sotu").rglob("*.json")}
@@ -117,6 +133,6 @@ def test_committed_gemma_results_are_what_the_book_reads(real_gemma):
     committed = {path.stem for path in (STORE.root / real_gemma.name).rglob("*.json")}
     assert committed <= keys, f"committed Gemma results no chapter asks for: {sorted(committed - keys)}"
     required = [p for p in wanted if p.DIAGNOSTIC in {"importance", "continuations", "predictability", "structure",
-                                                   "manipulate"}]
+                                                   "manipulate", "activations"}]
     missing = [p for p in required if STORE.load(p.DIAGNOSTIC, lab.request(p)) is None]
     assert not missing, f"the atlas's measures are not all stored for Gemma (rerun them): {missing}"
