@@ -13,10 +13,15 @@ import pandas as pd
 
 from .core.estimate import stored_runs
 from .core.profiles import PROFILES
+from .quantisation import QuantisationParams
 from .verdicts import CHAPTERS
 
-PARAMS_OF = {cls.DIAGNOSTIC: cls for chapter in CHAPTERS for cls in chapter.stored}
-CHAPTER_OF = {cls.DIAGNOSTIC: chapter.number for chapter in CHAPTERS for cls in chapter.stored}
+# chapters 3 and 4's quantisation null is its own package (it builds on both and on chapter 7): counted with 3
+OWN_PACKAGES = {QuantisationParams: 3}
+PARAMS_OF = {cls.DIAGNOSTIC: cls for chapter in CHAPTERS for cls in chapter.stored} | {
+    cls.DIAGNOSTIC: cls for cls in OWN_PACKAGES}
+CHAPTER_OF = {cls.DIAGNOSTIC: chapter.number for chapter in CHAPTERS for cls in chapter.stored} | {
+    cls.DIAGNOSTIC: number for cls, number in OWN_PACKAGES.items()}
 # fp32 matmul peaks from NVIDIA's datasheets (TFLOP/s): the free Colab GPU and a larger one
 GPU_PEAK_TFLOPS = {"Colab T4": 8.1, "A100": 19.5}
 

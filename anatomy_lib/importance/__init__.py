@@ -57,7 +57,7 @@ from .report import PAPER, activation_findings, findings, operator_findings, ope
 
 Params = ImportanceParams
 CHAPTER = Chapter(2, "02_importance", "Importance", Params, compute, paper_claims, findings,
-                  stored=(ImportanceParams, ContinuationParams))
+                  stored=(ImportanceParams, ContinuationParams, ActivationParams))
 
 # figures and explorers load matplotlib and ipywidgets: imported on first use (core.lazy)
 __getattr__, __dir__ = lazy_exports(__name__, {
