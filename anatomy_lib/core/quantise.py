@@ -93,13 +93,19 @@ def _pack_q4_k(d, dmin, ls, lm, levels) -> np.ndarray:
     return np.concatenate([head, scales, qs], axis=1)
 
 
+def _sub_blocks(matrix: np.ndarray, fmt: str, size: int) -> np.ndarray:
+    """A K-quant's view of a matrix: (super-blocks, sub-blocks of ``size`` values, ``size``), float32; its rows
+    must be a multiple of the 256-value super-block long."""
+    if matrix.shape[1] % QK_K:
+        raise ValueError(f"{fmt} needs rows of a multiple of {QK_K} values, got {matrix.shape[1]}")
+    return matrix.astype(np.float32).reshape(-1, QK_K // size, size)
+
+
 def quantise_q4_k(matrix: np.ndarray) -> np.ndarray:
     """``block_q4_K`` bytes of a matrix whose rows are a multiple of 256 values long (one row of bytes per row),
     by llama.cpp's reference quantiser without an importance matrix."""
-    rows, cols = matrix.shape
-    if cols % QK_K:
-        raise ValueError(f"Q4_K needs rows of a multiple of {QK_K} values, got {cols}")
-    blocks = matrix.astype(np.float32).reshape(-1, 8, 32)
+    rows = matrix.shape[0]
+    blocks = _sub_blocks(matrix, "Q4_K", 32)
     n = len(blocks)
     rms = np.sqrt((blocks ** 2).mean(axis=2, keepdims=True))
     weights = rms + np.abs(blocks)
@@ -165,10 +171,8 @@ def _pack_q6_k(d, scales, levels) -> np.ndarray:
 def quantise_q6_k(matrix: np.ndarray) -> np.ndarray:
     """``block_q6_K`` bytes of a matrix whose rows are a multiple of 256 values long (one row of bytes per row),
     by llama.cpp's reference quantiser without an importance matrix."""
-    rows, cols = matrix.shape
-    if cols % QK_K:
-        raise ValueError(f"Q6_K needs rows of a multiple of {QK_K} values, got {cols}")
-    blocks = matrix.astype(np.float32).reshape(-1, 16, 16)
+    rows = matrix.shape[0]
+    blocks = _sub_blocks(matrix, "Q6_K", 16)
     n = len(blocks)
     scales = _make_qx_quants(blocks.reshape(-1, 16)).reshape(n, 16)
     pick = np.abs(scales).argmax(axis=1)
