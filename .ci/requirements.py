@@ -3,7 +3,9 @@
     python .ci/requirements.py floors [EXTRA ...]   pins at every declared lower bound: what `make test-floor`
                                                     installs, so that every floor is a version the suite passes on
     python .ci/requirements.py colab                the dependencies without torch: what a chapter's Colab cell
-                                                    installs, keeping the runtime's own torch (a CUDA build)
+                                                    installs, keeping the runtime's own torch (a CUDA build);
+                                                    a requirement the runtime already satisfies is left out, so
+                                                    that pip leaves Colab's own packages (its widgets) alone
 """
 import re
 import sys
@@ -31,12 +33,25 @@ def floors(extras: list[str]) -> list[str]:
     return [f"{name}=={version}" for name, version in sorted(pins.items())]
 
 
-def colab() -> list[str]:
-    return [r for r in PROJECT["dependencies"] if name_of(r) != "torch"]
+def satisfied(requirement: str) -> bool:
+    from importlib.metadata import PackageNotFoundError, version
+
+    from packaging.requirements import Requirement
+
+    wanted = Requirement(requirement)
+    try:
+        return wanted.specifier.contains(version(wanted.name), prereleases=True)
+    except PackageNotFoundError:
+        return False
+
+
+def colab(keep_satisfied: bool = True) -> list[str]:
+    wanted = [r for r in PROJECT["dependencies"] if name_of(r) != "torch"]
+    return [r for r in wanted if not (keep_satisfied and satisfied(r))]
 
 
 if __name__ == "__main__":
     mode, *rest = sys.argv[1:] or ["floors"]
     if mode not in ("floors", "colab"):
         sys.exit(__doc__)
-    print("\n".join(floors(rest) if mode == "floors" else colab()))
+    print("\n".join(floors(rest) if mode == "floors" else colab(keep_satisfied="--all" not in rest)))

@@ -4,14 +4,15 @@ Measured where the book has a measurement: every committed result's manifest rec
 computation and the machine it ran on. Everything else is an estimate, labelled as one, from two stated
 assumptions: a diagnostic's time scales with the work its profile asks for (evaluated tokens, training tokens or
 training FLOPs, read from the same parameter classes the chapters use), and a GPU runs the same work faster by
-the ratio of its fp32 matmul peak to this CPU's measured one (an optimistic bound: small models use a GPU
-less well than a CPU).
+the ratio of its fp32 matmul peak to this CPU's measured one (``core.gpu``, the estimate the scale page uses too:
+an optimistic bound, since small models use a GPU less well than a CPU).
 """
 from __future__ import annotations
 
 import pandas as pd
 
 from .core.estimate import stored_runs
+from .core.gpu import from_cpu
 from .core.profiles import PROFILES
 from .quantisation import QuantisationParams
 from .verdicts import CHAPTERS
@@ -22,8 +23,7 @@ PARAMS_OF = {cls.DIAGNOSTIC: cls for chapter in CHAPTERS for cls in chapter.stor
     cls.DIAGNOSTIC: cls for cls in OWN_PACKAGES}
 CHAPTER_OF = {cls.DIAGNOSTIC: chapter.number for chapter in CHAPTERS for cls in chapter.stored} | {
     cls.DIAGNOSTIC: number for cls, number in OWN_PACKAGES.items()}
-# fp32 matmul peaks from NVIDIA's datasheets (TFLOP/s): the free Colab GPU and a larger one
-GPU_PEAK_TFLOPS = {"Colab T4": 8.1, "A100": 19.5}
+GPUS = ("Colab T4", "A100")  # the free Colab GPU and a larger one (``core.gpu.FP32_TFLOPS``)
 
 
 def work_ratio(diagnostic: str, to: str = "paper", base: str = "quick") -> float:
@@ -54,9 +54,8 @@ def chapter_times(cpu_gflops: float, runs: pd.DataFrame | None = None, profile: 
         row = {"chapter": int(chapter), "specimen": specimen or "trained from scratch",
                "diagnostics": ", ".join(sorted(set(group["diagnostic"]))),
                f"{profile}, CPU (measured)": measured, "paper, CPU (estimated)": paper}
-        for gpu, tflops in GPU_PEAK_TFLOPS.items():
-            speedup = tflops * 1000 / cpu_gflops
-            row[f"{profile}, {gpu} (estimated)"] = measured / speedup
-            row[f"paper, {gpu} (estimated)"] = paper / speedup
+        for gpu in GPUS:
+            row[f"{profile}, {gpu} (estimated)"] = from_cpu(measured, cpu_gflops, gpu)
+            row[f"paper, {gpu} (estimated)"] = from_cpu(paper, cpu_gflops, gpu)
         rows.append(row)
     return pd.DataFrame(rows)

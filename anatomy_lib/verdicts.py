@@ -134,9 +134,14 @@ def generality_sentences(claims: pd.DataFrame, names: list[str]) -> list[str]:
 
 
 def verdict_counts(table: pd.DataFrame) -> pd.DataFrame:
-    """Claims per chapter and verdict (a ``book_claims`` table), verdicts in the book's order."""
+    """Claims per chapter and verdict (a ``book_claims`` table), verdicts in the book's order. The total counts
+    the paper's findings (chapters 2 to 7) as ``headline`` does; chapter 1's row (facts about the specimen) stays
+    out of it, so the two never disagree."""
     counts = pd.crosstab(table["chapter"], table["Verdict"]).reindex(columns=list(VERDICTS), fill_value=0)
-    counts.loc["all"] = counts.sum()
+    counts.index = counts.index.map(lambda c: "1 (the specimen's facts)" if c == 1 else str(c))
+    counts.index.name = "chapter"
+    findings = [c for c in counts.index if not c.startswith("1 ")]
+    counts.loc["findings, chapters 2-7"] = counts.loc[findings].sum()
     return counts
 
 

@@ -10,7 +10,7 @@ import pandas as pd
 import seaborn as sns
 
 from ..core.display import verdict_cell
-from ..core.style import PALETTE, PAPER_STYLE, figure_title, use_book_style
+from ..core.style import COLUMN, PALETTE, PAPER_STYLE, SMALL, figure_title, place_legends, use_book_style
 from ..importance import figures as imp_figures
 from ..manipulation import PAPER as MANIPULATION_PAPER
 from ..verdicts import specimen_note
@@ -36,7 +36,7 @@ def atlas_figure(tables: dict[str, pd.DataFrame]):
     trained = tables.get("trained", pd.DataFrame())
     names = list(dict.fromkeys(list(importance["specimen"]) + list(trained.get("specimen", []))))
     style = _styles(names)
-    fig, axes = plt.subplots(3, 2, figsize=(10, 11.5))
+    fig, axes = plt.subplots(3, 2, figsize=(COLUMN, 11.0))
     (imp, influence), (pred, struct), (alpha, rec) = axes
 
     for name, rows in pd.concat([importance, trained], ignore_index=True).groupby("specimen", sort=False):
@@ -49,8 +49,8 @@ def atlas_figure(tables: dict[str, pd.DataFrame]):
         influence.plot(rows["depth"], rows["block_influence"], marker=marker, color=colour, label=name,
                        linestyle="--" if dashed else "-", linewidth=1.3, markersize=4)
     imp.set(yscale="log", xlabel="relative depth", ylabel="perplexity change, % (log)",
-            title="Importance (neighbour mean; trained, dashed: skip)")
-    influence.set(xlabel="relative depth", ylabel="1 - cos(in, out)", title="Block Influence")
+            title="Importance: neighbour mean\n(trained models, dashed: skip)")
+    influence.set(xlabel="relative depth", ylabel="1 - cos(in, out)", title="Block Influence\n")
 
     held = tables["predictability"]
     for name, rows in held.groupby("specimen", sort=False):
@@ -61,7 +61,7 @@ def atlas_figure(tables: dict[str, pd.DataFrame]):
                       markersize=4, label=f"{name}, {predictor}")
     pred.axhline(0, color="grey", linewidth=0.8)
     pred.set(xlabel="relative depth", ylabel="held-out R^2 (component mean)",
-             title="Predictability: ridge (solid) vs mean layer (dotted)")
+             title="Predictability: ridge (solid)\nvs mean layer (dotted)")
 
     structure = tables["structure"]
     specimens = list(dict.fromkeys(structure.get("specimen", [])))
@@ -73,7 +73,7 @@ def atlas_figure(tables: dict[str, pd.DataFrame]):
         struct.set_xticks(np.arange(len(rows)), rows["component"])
     struct.axhline(-0.5, **PAPER_STYLE, label="paper: -0.50")
     struct.set(xlabel="component", ylabel="lag-1 delta correlation",
-               title="Structure: specimen (dot) vs shuffled null (bar)")
+               title="Structure: specimen (dot)\nvs shuffled null (bar)")
 
     curve = tables["alpha"]
     for name, rows in curve.groupby("specimen", sort=False):
@@ -85,9 +85,9 @@ def atlas_figure(tables: dict[str, pd.DataFrame]):
             alpha.fill_between(part["alpha"], part["ci_low"], part["ci_high"], color=colour, alpha=0.15)
     alpha.axvline(MANIPULATION_PAPER["alpha"], **PAPER_STYLE)
     alpha.set(yscale="symlog", xlabel="alpha (writers scaled)", ylabel="perplexity change, % (symlog)",
-              title="Manipulation: alpha curves")
+              title="Manipulation:\nalpha curves")
     alpha.text(0.02, 0.95, "one line per sweep layer, shallower solid;\ndashed vertical: the paper's alpha",
-               transform=alpha.transAxes, fontsize=8, va="top", color="dimgrey")
+               transform=alpha.transAxes, fontsize=SMALL, va="top", color="dimgrey")
 
     runs = tables["recovery"]
     for name, rows in (runs.groupby("specimen", sort=False) if not runs.empty else []):
@@ -96,13 +96,13 @@ def atlas_figure(tables: dict[str, pd.DataFrame]):
         rec.plot(mean["depth"], 100 * mean["recovered_fraction"], marker=marker, color=colour, label=name,
                  linewidth=1.3, markersize=4)
     rec.set(xlabel="relative depth", ylabel="damage undone in the budget, %", ylim=(0, 100),
-            title="Recovery (matched damage)")
+            title="Recovery\n(matched damage)")
     not_run = tables.get("not_run", pd.DataFrame())
     for ax, measure in ((alpha, "alpha"), (rec, "recovery"), (pred, "predictability"), (struct, "structure")):
         missing = sorted(not_run.loc[not_run["measure"] == measure, "specimen"]) if not not_run.empty else []
         if missing:
             ax.text(0.5, 0.04, "not run yet: " + ", ".join(missing), transform=ax.transAxes, ha="center",
-                    fontsize=9, color="grey")
+                    fontsize=SMALL, color="grey")
 
     handles = {}
     for ax in axes.flat:
@@ -110,9 +110,11 @@ def atlas_figure(tables: dict[str, pd.DataFrame]):
             key = label.split(",")[0]
             if not key.startswith("_"):
                 handles.setdefault(key, handle)
-    fig.legend(list(handles.values()), list(handles), loc="lower center", ncol=2, fontsize=9, frameon=False)
-    figure_title(fig, "The atlas: every chapter's headline measure on one depth axis", None)
-    fig.tight_layout(rect=(0, 0.07, 1, 1))
+    legend = fig.legend(list(handles.values()), list(handles), loc="upper center", ncol=2, frameon=False)
+    legend.set_in_layout(False)
+    figure_title(fig, "The atlas: every chapter's headline measure\non one depth axis", None)
+    fig.tight_layout()
+    place_legends(fig)
     return fig
 
 

@@ -1,11 +1,16 @@
-"""Claims and findings as a reader sees them in a chapter: a styled claims table (verdicts coloured, with their
-text so that colour is never the only cue) and computed findings as a Markdown list."""
+"""Claims, findings and tables as a reader sees them in a chapter: a styled claims table (verdicts coloured, with
+their text so that colour is never the only cue), computed findings as a Markdown list, and ``show_table``: any
+result table with readable headers and units, an estimate and its interval in one column, numbers formatted for
+reading (never ``inf``, ``nan`` or ``-0.0``), in a wrapper that scrolls, visibly, when the table is wider than
+the page."""
 from __future__ import annotations
 
 import html
+import math
+from collections.abc import Callable
 
 import pandas as pd
-from IPython.display import Markdown
+from IPython.display import HTML, Markdown
 
 from .rules import Claim, claims_table
 
@@ -39,3 +44,92 @@ def show_claims(claims: list[Claim]):
 def show_findings(sentences: list[str]):
     """A chapter's computed findings as a Markdown list (for the "What this chapter finds" cell)."""
     return Markdown("\n".join(f"- {s}" for s in sentences))
+
+
+# ---- result tables for readers ------------------------------------------------------------------------------------
+# Headers a reader understands, with units, for the column names the diagnostics' tidy tables share.
+HEADERS = {
+    "change_pct": "perplexity change (%)", "ppl": "perplexity", "base_ppl": "intact perplexity",
+    "block_influence": "Block Influence", "class": "anatomy class", "layer": "layer", "layers": "layers",
+    "r2": "R²", "corr": "correlation", "rho": "Spearman ρ", "sigma": "noise σ", "noise_seed": "noise seed",
+    "initial_excess_nll": "damage (nats)", "final_excess_nll": "left at the end (nats)",
+    "area_excess_nll": "area (nats × steps)", "recovered_fraction": "damage undone", "steps": "steps to recover",
+    "generated_ppl": "perplexity of its own text", "distinct_2": "distinct-2", "repetition_rate": "repetition",
+    "empty_share": "empty answers", "fact_rate": "facts right", "fact_change": "facts right, change",
+    "parameters": "parameters", "share_pct": "share of the model (%)", "label": "edit", "mode": "mode",
+    "component": "component", "model": "model", "predictor": "predictor", "fit": "fit", "context": "context",
+    "proj_dim": "projection size", "largest_move_nll": "largest move (nats)", "final_move_nll": "final move (nats)",
+    "tolerance_nll": "tolerance (nats)", "protocol": "protocol", "arm": "arm", "seed": "seed", "seeds": "seeds",
+    "final_loss": "final loss (nats/token)", "minus_uniform": "minus uniform (nats/token)", "wall_s": "wall time (s)",
+    "bits_per_byte": "bits per byte", "val_loss": "validation loss (nats/token)", "flops": "FLOPs",
+    "budget_flops": "budget (FLOPs)", "cost_flops": "cost (FLOPs)", "fraction": "at (share of budget)",
+    "layers_before": "layers before", "layers_after": "layers after", "saving": "saving",
+    "jump": "jump (nats/token)", "before": "before (nats/token)", "end": "end (nats/token)",
+    "end_minus_as_run": "end minus as run (nats/token)", "final_val_loss": "final validation loss (nats/token)",
+}
+# intervals that join their estimate in one "estimate [low, high]" column: estimate -> (low, high)
+INTERVALS = {"change_pct": ("ci_low", "ci_high"), "recovered_fraction": ("fraction_low", "fraction_high"),
+             "fact_rate": ("fact_rate_low", "fact_rate_high"), "fact_change": ("fact_change_low", "fact_change_high"),
+             "rho": ("ci_low", "ci_high"), "corr": ("ci_low", "ci_high"), "speedup": ("speedup_low", "speedup_high")}
+
+
+def readable(value: float, spec: str) -> str:
+    """A number for a reader: ``spec`` is a format spec ("+,.1f", ".0%"...); no ``inf`` (an empty or infinite
+    quantity says so), no ``nan`` ("n/a"), no ``-0.0`` (a value that rounds to zero shows as zero)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    if isinstance(value, (int, float)) and math.isinf(value):
+        return "unbounded" if value > 0 else "-unbounded"
+    text = format(value, spec)
+    if not any(c in "123456789" for c in text.split("e")[0]):  # rounds to zero: no sign ("-0.0%", "+0.00")
+        text = format(type(value)(0), spec.replace("+", ""))
+    return text
+
+
+def _formatter(spec: str | Callable) -> Callable:
+    return spec if callable(spec) else (lambda v: v if isinstance(v, str) else readable(v, spec))
+
+
+def show_table(table: pd.DataFrame, formats: dict | None = None, headers: dict | None = None,
+               caption: str = "", index: bool = False, left: tuple = (), intervals: dict | None = None) -> HTML:
+    """A result table as a reader sees it. ``formats``: {column: format spec or function}; a column with an
+    interval in ``intervals`` or ``INTERVALS`` ({estimate: (low, high)}, both bounds present) becomes one
+    "estimate [low, high]" column in the estimate's format. ``headers`` override ``HEADERS`` (any other name
+    loses its underscores). Columns in ``left`` are left-aligned (text); numbers are right-aligned. The HTML
+    scrolls inside its wrapper when wider than the page, with a scroll bar that stays visible."""
+    formats, headers = dict(formats or {}), dict(headers or {})
+    shown = table.reset_index() if index else table.copy()
+    for estimate, (low, high) in {**INTERVALS, **(intervals or {})}.items():
+        if estimate in shown and low in shown and high in shown:
+            fmt = _formatter(formats.get(estimate, "+,.2f"))
+            shown[estimate] = [f"{fmt(v)} [{fmt(lo)}, {fmt(hi)}]" if lo == lo and hi == hi else fmt(v)
+                               for v, lo, hi in zip(shown[estimate], shown[low], shown[high])]
+            shown = shown.drop(columns=[low, high])
+            formats[estimate] = str
+            headers.setdefault(estimate, f"{HEADERS.get(estimate, estimate)} [95% interval]")
+    for column in shown.columns:
+        if column in formats:
+            shown[column] = shown[column].map(_formatter(formats[column]))
+        elif pd.api.types.is_float_dtype(shown[column]):
+            shown[column] = shown[column].map(lambda v: readable(v, ",.3g"))
+        else:
+            shown[column] = shown[column].map(lambda v: "n/a" if v is None or v != v else v)
+    names = {c: headers.get(c, HEADERS.get(c, str(c).replace("_", " "))) for c in shown.columns}
+    styler = shown.rename(columns=names).style.hide(axis="index")
+    text_columns = [names[c] for c in shown.columns if c in left or shown[c].map(_is_text).all()]
+    if text_columns:
+        styler = styler.set_properties(subset=text_columns, **{"text-align": "left"})
+    if caption:
+        styler = styler.set_caption(html.escape(caption))
+    return HTML(f'<div class="anatomy-table">{styler.to_html()}</div>')
+
+
+def _is_text(value) -> bool:
+    if not isinstance(value, str):
+        return False
+    stripped = value.replace(",", "").replace("%", "").replace("[", " ").replace("]", " ").split()
+    try:
+        [float(part) for part in stripped]
+    except ValueError:
+        return True
+    return False

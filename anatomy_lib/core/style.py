@@ -1,7 +1,11 @@
 """The figure style of the whole book, and the small drawing helpers every chapter's figures share.
 
-Seaborn's colour-blind-safe palette, readable font sizes, the specimen named in every title, the paper's value
-drawn in one style (``PAPER_STYLE``) wherever the paper gives one, legends under the axes so they never hide data.
+Seaborn's colour-blind-safe palette, the specimen named in every title, the paper's value drawn in one style
+(``PAPER_STYLE``) wherever the paper gives one, legends under the axes so they never hide data.
+
+Figures are drawn for the book's content column: at a 1280 px window Jupyter Book's column is 688 px wide, so a
+figure is ``COLUMN`` inches wide at ``DPI`` (660 px) and shows at its natural size, and no text is smaller than
+``SMALL`` points (14.6 px at ``DPI``: the size of the body's small type, 14.4 px).
 """
 from __future__ import annotations
 
@@ -12,24 +16,83 @@ import seaborn as sns
 
 PALETTE = "colorblind"
 PAPER_STYLE = {"color": "black", "linestyle": "--", "linewidth": 1.2}
+DPI = 100
+COLUMN = 6.6  # inches: 660 px at DPI, inside the 688 px content column with room for a tight bounding box
+SMALL = 10.5  # points: the smallest text in a figure (ticks, annotations, legends)
 
 
 def use_book_style() -> None:
     # log and symlog tick labels are mathtext; where matplotlib's own TeX fonts are not installed it falls back
     # to DejaVu Sans (what the book wants) and says so once per font, which a page would show as stderr
     logging.getLogger("matplotlib.font_manager").setLevel(logging.ERROR)
-    sns.set_theme(context="notebook", style="whitegrid", palette=PALETTE, font_scale=1.15)
-    plt.rcParams.update({"figure.dpi": 110, "savefig.dpi": 110, "figure.autolayout": False,
-                         "axes.titleweight": "bold", "axes.titlesize": 12})
+    sns.set_theme(context="notebook", style="whitegrid", palette=PALETTE)
+    plt.rcParams.update({"figure.dpi": DPI, "savefig.dpi": DPI, "figure.autolayout": False,
+                         "axes.titleweight": "bold", "axes.titlesize": 12, "axes.labelsize": 11.5,
+                         "xtick.labelsize": 11, "ytick.labelsize": 11, "legend.fontsize": SMALL,
+                         "legend.title_fontsize": SMALL, "font.size": 11})
 
 
-def legend_below(ax, title: str, ncol: int) -> None:
-    """Legends go under the axes so they never hide data."""
-    handles, labels = ax.get_legend_handles_labels()
+def legend_below(ax, title: str, ncol: int, handles: list | None = None) -> None:
+    """Legends go under the axes so they never hide data. Left out of the layout (which would squeeze the axes
+    to make room) and put under the axes' tick labels by ``place_legends``; the saved image grows to hold it.
+    ``handles``: proxy artists with labels, instead of what the axes drew."""
+    pairs = [(h.get_label(), h) for h in handles] if handles else zip(*reversed(ax.get_legend_handles_labels()))
+    handles = dict(pairs)  # a label drawn twice is listed once
     if ax.get_legend() is not None:
         ax.get_legend().remove()
-    ax.legend(handles, labels, title=title or None, ncol=ncol, fontsize=10, title_fontsize=10, frameon=False,
-              loc="upper center", bbox_to_anchor=(0.5, -0.26))
+    legend = ax.legend(list(handles.values()), list(handles), title=title or None, ncol=ncol, frameon=False,
+                       loc="upper center", bbox_to_anchor=(0.5, -0.22))
+    legend.set_in_layout(False)
+
+
+def shared_legend(fig, axes, ncol: int, title: str = "") -> None:
+    """One legend for several panels, under all of them (labels deduplicated, the panels' own legends removed),
+    placed by ``place_legends``."""
+    handles = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            if not label.startswith("_"):
+                handles.setdefault(label, handle)
+        if ax.get_legend() is not None:
+            ax.get_legend().remove()
+    legend = fig.legend(list(handles.values()), list(handles), title=title or None, ncol=ncol, frameon=False,
+                        loc="upper center", bbox_to_anchor=(0.5, 0.0))
+    legend.set_in_layout(False)
+
+
+def place_legends(fig, gap_px: float = 6.0) -> None:
+    """After the layout: point labels (``label_points``) are placed, and every legend left out of the layout sits
+    ``gap_px`` under what it belongs to (an axes' legend under that axes' tick labels and x label, a figure's
+    legend under the lowest axes), then counts again for the saved image's tight bounding box, which would
+    otherwise cut it off."""
+    renderer = fig.canvas.get_renderer()
+    for ax in fig.axes:
+        _place_labels(ax, renderer)
+    lowest = None
+    for ax in fig.axes:
+        box = ax.get_tightbbox(renderer)
+        if box is None:
+            continue
+        lowest = box.y0 if lowest is None else min(lowest, box.y0)
+        legend = ax.get_legend()
+        if legend is not None and not legend.get_in_layout():
+            x = ax.transAxes.inverted().transform((0.0, box.y0 - gap_px))
+            legend.set_bbox_to_anchor((0.5, x[1]), transform=ax.transAxes)
+            legend.set_in_layout(True)
+    for legend in fig.legends:
+        if not legend.get_in_layout() and lowest is not None:
+            legend.set_bbox_to_anchor((0.5, (lowest - gap_px) / fig.bbox.height), transform=fig.transFigure)
+            legend.set_in_layout(True)
+
+
+def layer_ticks(ax, layers, share: float = 1.0, axis: str = "x") -> None:
+    """Ticks at layers, thinned (every 2nd, 5th or 10th) so labels never collide on an axis ``share`` of the
+    column wide."""
+    layers = sorted(int(layer) for layer in layers)
+    room = max(int(26 * share), 4)  # two-digit labels at SMALL need about 25 px each in the 660 px column
+    step = next((s for s in (1, 2, 5, 10, 20) if len(layers) / s <= room), 50)
+    ticks = [layer for layer in layers if layer % step == 0]
+    (ax.set_xticks if axis == "x" else ax.set_yticks)(ticks)
 
 
 def band_curve(ax, x, rows, colour, marker, label) -> None:
@@ -42,14 +105,38 @@ def finish_figure(fig, text: str, specimen_name: str | None):
     """Title (with the name of the specimen that produced the figure) and layout; returns the figure."""
     figure_title(fig, text, specimen_name)
     fig.tight_layout()
+    place_legends(fig)
     return fig
 
 
 def figure_title(fig, text: str, specimen_name: str | None) -> None:
     lines = [line for line in (text, f"specimen: {specimen_name}" if specimen_name else "") if line]
-    fig.suptitle("\n".join(lines), fontsize=12, fontweight="bold")
+    fig.suptitle("\n".join(lines), fontsize=12.5, fontweight="bold")
 
 
 def symlog_axis(ax, threshold: float = 1.0) -> None:
     ax.set_yscale("symlog", linthresh=threshold)
     ax.axhline(0, color="black", linewidth=0.8)
+
+
+def label_points(ax, xs, ys, labels) -> None:
+    """Label scatter points without collisions, in the order given (most important first): the labels are
+    placed after the figure's layout (``place_legends``), each trying four spots around its point and left out
+    when all four overlap a label already placed; every point keeps its marker."""
+    pending = getattr(ax, "_anatomy_labels", [])
+    pending.extend(zip(xs, ys, labels))
+    ax._anatomy_labels = pending
+
+
+def _place_labels(ax, renderer) -> None:
+    placed = []
+    for x, y, text in getattr(ax, "_anatomy_labels", []):
+        for dx, dy in ((4, 3), (4, -12), (-6, 3), (-6, -12)):
+            note = ax.annotate(str(text), (x, y), fontsize=SMALL, xytext=(dx, dy), textcoords="offset points",
+                               ha="left" if dx > 0 else "right")
+            box = note.get_window_extent(renderer).expanded(1.05, 1.1)
+            if not any(box.overlaps(other) for other in placed):
+                placed.append(box)
+                break
+            note.remove()
+    ax._anatomy_labels = []

@@ -92,7 +92,17 @@ def button_explorer(pick, controls: list, button: widgets.Button, tables) -> wid
 
     button.on_click(run)
     run()
-    return widgets.VBox([widgets.HBox([pick, widgets.VBox(controls + [button])]), output])
+    return live(widgets.VBox([widgets.HBox([pick, widgets.VBox(controls + [button])]), output]))
+
+
+# The class of an explorer that needs a kernel: the book's stylesheet (loaded by the published pages only, never in
+# Jupyter or Colab) greys its controls out under a line saying so, since without a kernel they would do nothing.
+LIVE_CLASS = "anatomy-live"
+
+
+def live(explorer: widgets.Widget) -> widgets.Widget:
+    """Mark an explorer as needing a kernel (``LIVE_CLASS``); returns it."""
+    return explorer.add_class(LIVE_CLASS)
 
 
 # ---- explorers that work in the published page, without a kernel ---------------------------------------------

@@ -9,6 +9,7 @@ import pandas as pd
 from scipy import stats
 
 from ..core.flops import step_flops
+from ..core.gpu import gpu_seconds
 from ..core.stats import t_interval
 from .models import Shape, parameter_counts
 from .params import ARMS, GrowthParams
@@ -240,12 +241,11 @@ def profile_scale(profile: str) -> tuple:
             p.batch, p.budget_steps)
 
 
-def scale_table(scales: dict | None = None, arms: int = len(ARMS), seeds: int = 5, gpu_tflops: float = 989.0,
-                utilisation: float = 0.4, gpus: tuple[int, ...] = (1, 8)) -> pd.DataFrame:
+def scale_table(scales: dict | None = None, arms: int = len(ARMS), seeds: int = 5, gpu: str = "H100",
+                gpus: tuple[int, ...] = (1, 8)) -> pd.DataFrame:
     """FLOPs of the growth experiment at larger sizes (every arm charged the uniform arm's budget, as the
-    trainer does) and the hours it would take on ``gpus`` GPUs of ``gpu_tflops`` peak at ``utilisation`` of it
-    (an assumption: the quick profile reaches about 40% of a CPU's matmul peak; data-parallel scaling taken as
-    perfect). Parameters are the uniform model's, tied embedding included."""
+    trainer does) and the hours it would take on ``gpus`` GPUs of kind ``gpu`` (``core.gpu``'s estimate, the one
+    the seminar guide uses too). Parameters are the uniform model's, tied embedding included."""
     if scales is None:
         scales = {f"{p} profile": profile_scale(p) for p in ("quick", "paper")} | SCALES
     rows = []
@@ -258,6 +258,6 @@ def scale_table(scales: dict | None = None, arms: int = len(ARMS), seeds: int = 
                "tokens per run (M)": steps * batch * context / 1e6, "FLOPs per run": per_run,
                f"FLOPs ({arms} arms x {seeds} seeds)": total}
         for n in gpus:
-            row[f"hours on {n} GPU{'s' if n > 1 else ''}"] = total / (n * gpu_tflops * 1e12 * utilisation) / 3600
+            row[f"hours on {n} {gpu}{'s' if n > 1 else ''}"] = gpu_seconds(total, gpu, n) / 3600
         rows.append(row)
     return pd.DataFrame(rows)

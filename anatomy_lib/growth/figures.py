@@ -6,15 +6,18 @@ import math
 import matplotlib.pyplot as plt
 import numpy as np
 import seaborn as sns
-from matplotlib.ticker import FuncFormatter, NullFormatter
+from matplotlib.ticker import FuncFormatter, MaxNLocator, NullFormatter
 
 from ..core.style import (
+    COLUMN,
     PALETTE,
     PAPER_STYLE,
+    SMALL,
     band_curve,
-    figure_title,
     finish_figure,
+    layer_ticks,
     legend_below,
+    shared_legend,
     symlog_axis,
     use_book_style,
 )
@@ -25,7 +28,7 @@ def growth_curves_figure(curves, mean, events, paper_ratio: float | None = None,
     """Validation loss against training FLOPs (log), one colour per arm: every seed thin, the mean over seeds
     bold; growth events of the first seed marked on the axis."""
     use_book_style()
-    fig, ax = plt.subplots(figsize=(10, 5.4))
+    fig, ax = plt.subplots(figsize=(COLUMN, 4.4))
     arms = list(dict.fromkeys(curves["arm"]))
     colours = dict(zip(arms, sns.color_palette(PALETTE, len(arms))))
     styles = dict(zip(arms, ["-", "--", "-.", ":", "-", "--"]))
@@ -38,13 +41,14 @@ def growth_curves_figure(curves, mean, events, paper_ratio: float | None = None,
         first = events[events["seed"] == events["seed"].min()]
         for event in first.itertuples():
             ax.axvline(event.flops, color=colours.get(event.arm, "grey"), linestyle=":", linewidth=1)
-            ax.annotate("grow", (event.flops, 1.0), xycoords=("data", "axes fraction"), fontsize=7.5,
+            ax.annotate("grow", (event.flops, 1.0), xycoords=("data", "axes fraction"), fontsize=SMALL,
                         color=colours.get(event.arm, "grey"), rotation=90, va="top", ha="right")
     ax.set_xscale("log")
     ax.xaxis.set_minor_formatter(plt.NullFormatter())
-    ax.set(xlabel="training FLOPs (log)", ylabel="validation loss (nats per token)",
-           title="Every arm on the same FLOP budget (thin: seeds; bold: mean)")
-    legend_below(ax, "", ncol=3)
+    ax.yaxis.set_major_locator(MaxNLocator(6))
+    ax.set(xlabel="training FLOPs (log)", ylabel="validation loss (nats/token)",
+           title="Every arm on the same FLOP budget\n(thin: seeds; bold: mean)")
+    legend_below(ax, "", ncol=2)
     return finish_figure(fig, "", specimen_name)
 
 
@@ -54,7 +58,7 @@ def compute_to_target_figure(reach, paper_saving: float | None = None, specimen_
     use_book_style()
     goals = list(dict.fromkeys(reach["target"]))
     arms = [a for a in dict.fromkeys(reach["arm"]) if a != "uniform"]
-    fig, ax = plt.subplots(figsize=(10, 5.4))
+    fig, ax = plt.subplots(figsize=(COLUMN, 4.4))
     colours = sns.color_palette(PALETTE, len(goals))
     width = 0.8 / len(goals)
     for i, goal in enumerate(goals):
@@ -67,7 +71,7 @@ def compute_to_target_figure(reach, paper_saving: float | None = None, specimen_
                yerr=np.nan_to_num(np.clip(err, 0, None)), capsize=3)
         for xi, r in zip(x, rows.itertuples()):
             if r.reached < r.seeds:
-                ax.annotate(f"{r.reached}/{r.seeds}", (xi, 0.05), fontsize=7.5, ha="center", rotation=90)
+                ax.annotate(f"{r.reached}/{r.seeds}", (xi, 0.05), fontsize=SMALL, ha="center", rotation=90)
     ax.axhline(1, color="black", linewidth=0.8)
     if paper_saving:
         ax.axhline(1 / (1 - paper_saving), **PAPER_STYLE, label=f"paper: {paper_saving:.0%} cheaper "
@@ -81,13 +85,13 @@ def compute_to_target_figure(reach, paper_saving: float | None = None, specimen_
 def anatomy_comparison_figure(anatomy, specimen_name: str | None = None):
     """Chapter 2's skip-ablation importance map of trained models side by side (change with 95% interval)."""
     use_book_style()
-    fig, ax = plt.subplots(figsize=(10, 5.2))
+    fig, ax = plt.subplots(figsize=(COLUMN, 4.4))
     for (arm, rows), colour, marker in zip(anatomy.groupby("arm", sort=False), sns.color_palette(PALETTE), "osD^"):
         band_curve(ax, "layer", rows, colour, marker, arm)
     symlog_axis(ax)
     ax.set(xlabel="layer (0-based)", ylabel="change when skipped (%), symlog",
-           title="Does an anatomy emerge? Skip ablation of trained 12-layer models")
-    ax.set_xticks(sorted(anatomy["layer"].unique()))
+           title="Does an anatomy emerge?\nSkip ablation of trained 12-layer models")
+    layer_ticks(ax, anatomy["layer"].unique())
     legend_below(ax, "model", ncol=3)
     return finish_figure(fig, "", specimen_name)
 
@@ -112,7 +116,7 @@ def budget_sweep_figure(tables, fitted, cross: dict, base_budget: float, specime
     if cross.get("kind") == "extrapolated":
         reach = max(largest, float(np.nanmax([cross["extrapolated_high"], cross["extrapolated"]])))
     beyond = reach > largest
-    fig, axes = plt.subplots(1, 2 if beyond else 1, figsize=(10, 5.4), squeeze=False,
+    fig, axes = plt.subplots(1, 2 if beyond else 1, figsize=(COLUMN, 4.6), squeeze=False,
                              gridspec_kw={"width_ratios": [3, 2]} if beyond else None)
     swept, continued = axes[0, 0], axes[0, 1] if beyond else None
     means = loss_by_budget(tables)
@@ -162,16 +166,10 @@ def budget_sweep_figure(tables, fitted, cross: dict, base_budget: float, specime
     if continued is not None:
         powers = range(math.ceil(math.log10(largest)), math.floor(math.log10(reach * 1.5)) + 1)
         continued.set_xticks([10.0 ** k * base_budget for k in powers])
-    swept.set(ylabel="final validation loss (nats per token)", title="the swept budgets",
+    swept.yaxis.set_major_locator(MaxNLocator(6))
+    swept.set(ylabel="final validation loss (nats/token)", title="the swept budgets",
               xlabel=f"training FLOPs per run (log; 1x = {base_budget:.3g})")
     if continued is not None:
         continued.set_xlabel("training FLOPs per run (log)")
-    handles, labels = [], []
-    for ax in (swept, continued):
-        if ax is not None:
-            h, lab = ax.get_legend_handles_labels()
-            handles, labels = handles + h, labels + lab
-    fig.legend(handles, labels, ncol=2, fontsize=10, frameon=False, loc="lower center")
-    figure_title(fig, "Loss against compute: does the deep model overtake the shallow one?", specimen_name)
-    fig.tight_layout(rect=(0, 0.16, 1, 1))
-    return fig
+    shared_legend(fig, [ax for ax in (swept, continued) if ax is not None], ncol=1)
+    return finish_figure(fig, "Loss against compute:\ndoes the deep model overtake the shallow one?", specimen_name)

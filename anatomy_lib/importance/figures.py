@@ -6,11 +6,15 @@ import numpy as np
 import seaborn as sns
 
 from ..core.style import (
+    COLUMN,
     PALETTE,
     PAPER_STYLE,
+    SMALL,
     band_curve,
     figure_title,
     finish_figure,
+    label_points,
+    layer_ticks,
     legend_below,
     symlog_axis,
     use_book_style,
@@ -36,7 +40,7 @@ def anatomy_strip(table, paper: dict | None = None, specimen_name: str | None = 
     """Per-layer perplexity change (symlog) with 95% intervals, bars coloured by anatomy class; the paper's
     critical core shaded, its anti-layers and its L11 value marked."""
     use_book_style()
-    fig, ax = plt.subplots(figsize=(10, 5.4))
+    fig, ax = plt.subplots(figsize=(COLUMN, 5.4))
     colours = class_colours()
     for cls in CLASS_ORDER:
         rows = table[table["class"] == cls]
@@ -61,43 +65,41 @@ def anatomy_strip(table, paper: dict | None = None, specimen_name: str | None = 
         ax.set_ylim(bottom=min(-2.0, float(table["ci_low"].min()) * 1.5))
     ax.set(xlabel="layer (0-based)", ylabel="perplexity change (%), symlog scale",
            title=f"Importance map: {table['mode'].iloc[0]} ablation")
-    ax.set_xticks(sorted(table["layer"].unique()))
-    ax.tick_params(axis="x", labelsize=9)
-    ax.legend(fontsize=9.5, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.14), frameon=False)
+    layer_ticks(ax, table["layer"].unique())
+    legend_below(ax, "", ncol=2)
     return finish_figure(fig, "", specimen_name)
 
 
 def modes_figure(tables, specimen_name: str | None = None):
     """Perplexity change per layer for each ablation mode, with 95% interval bands."""
     use_book_style()
-    fig, ax = plt.subplots(figsize=(10, 4.8))
+    fig, ax = plt.subplots(figsize=(COLUMN, 4.8))
     for (mode, rows), colour, marker in zip(tables.groupby("mode", sort=False), sns.color_palette(PALETTE),
                                             "osD^v"):
         band_curve(ax, "layer", rows, colour, marker, mode)
     symlog_axis(ax)
     ax.set(xlabel="layer (0-based)", ylabel="perplexity change (%), symlog", title="Ablation modes compared")
-    ax.set_xticks(sorted(tables["layer"].unique()))
-    ax.tick_params(axis="x", labelsize=9)
-    legend_below(ax, "mode", ncol=4)
+    layer_ticks(ax, tables["layer"].unique())
+    legend_below(ax, "mode", ncol=3)
     return finish_figure(fig, "", specimen_name)
 
 
 def influence_figure(table, rho: float, specimen_name: str | None = None):
     """ShortGPT's Block Influence against the measured perplexity change, one point per layer."""
     use_book_style()
-    fig, ax = plt.subplots(figsize=(7.5, 5))
+    fig, ax = plt.subplots(figsize=(COLUMN, 4.6))
     colours = class_colours()
     for cls, rows in table.groupby("class"):
         ax.scatter(rows["block_influence"], rows["change_pct"], color=colours.get(cls), label=cls, s=45,
                    edgecolor="black", linewidth=0.5)
-    for row in table.itertuples():
-        ax.annotate(str(row.layer), (row.block_influence, row.change_pct), fontsize=7.5,
-                    xytext=(3, 3), textcoords="offset points")
     symlog_axis(ax)
     ax.set_xscale("log")
     ax.set(xlabel="Block Influence = 1 - cos(input, output)  (log)", ylabel="perplexity change (%), symlog",
            title=f"Block Influence vs ablation ({table['mode'].iloc[0]}); Spearman rho = {rho:.2f}")
-    legend_below(ax, "class", ncol=3)
+    # the most important layers are labelled first, so a crowded corner drops the labels that matter least
+    ranked = table.sort_values("change_pct", ascending=False)
+    label_points(ax, ranked["block_influence"], ranked["change_pct"], [f"L{layer}" for layer in ranked["layer"]])
+    legend_below(ax, "class", ncol=2)
     return finish_figure(fig, "", specimen_name)
 
 
@@ -109,7 +111,8 @@ def operators_figure(tables_by_specimen: dict, paper_l11_depth: float = 11 / 29)
     use_book_style()
     names = list(tables_by_specimen)
     strips = sum(len(tables) for tables in tables_by_specimen.values())
-    fig, axes = plt.subplots(len(names), 1, figsize=(9, 1.2 + 0.42 * strips + 0.8 * len(names)), squeeze=False)
+    fig, axes = plt.subplots(len(names), 1, figsize=(COLUMN, 1.6 + 0.42 * strips + 0.9 * len(names)),
+                             squeeze=False)
     image = None
     for ax, name in zip(axes[:, 0], names):
         tables = tables_by_specimen[name]
@@ -123,17 +126,18 @@ def operators_figure(tables_by_specimen: dict, paper_l11_depth: float = 11 / 29)
             ax.scatter(anti, [row] * len(anti), marker="v", s=40, color="white", edgecolor="black", zorder=3)
         image = ax.imshow(grid, aspect="auto", cmap="viridis", vmin=-2, vmax=8, interpolation="nearest")
         ax.axvline(paper_l11_depth * (n_layers - 1), **PAPER_STYLE)
-        ax.set_yticks(range(len(operators)), operators, fontsize=9)
-        ax.set_xticks(range(n_layers), [str(l) if l % 2 == 0 or n_layers <= 20 else "" for l in range(n_layers)],
-                      fontsize=8)
+        ax.set_yticks(range(len(operators)), operators, fontsize=SMALL)
+        layer_ticks(ax, range(n_layers))
         ax.grid(False)
-        ax.set_xlabel("layer", fontsize=10)
-        ax.set_title(f"{name} (dashed: the paper's L11 at the same relative depth)", fontsize=10.5)
-    fig.subplots_adjust(hspace=0.55)
+        ax.set_xlabel("layer", fontsize=SMALL)
+        ax.set_title(name, fontsize=SMALL + 1)
+    # room at the left for the operators' names, inside the column
+    fig.subplots_adjust(hspace=0.55, left=0.22, right=0.98)
     colourbar = fig.colorbar(image, ax=axes[:, 0].tolist(), orientation="horizontal", fraction=0.05, pad=0.12,
                              aspect=40)
     colourbar.set_label("log10 perplexity change (%); white triangle: interval below zero")
-    figure_title(fig, "Importance under every ablation operator", None)
+    figure_title(fig, "Importance under every ablation operator\n(dashed: the paper's L11 at the same relative depth)",
+                 None)
     return fig
 
 
@@ -143,7 +147,7 @@ def activations_figure(rows, tops=None, ratio: float = 1000.0):
     where massive activations first appear, a cross at each specimen's most important layer (``tops``: rows
     with ``specimen`` and ``top_layer``, from ``correlation_table`` for one operator), Sun et al.'s ratio dotted."""
     use_book_style()
-    fig, ax = plt.subplots(figsize=(8, 4.6))
+    fig, ax = plt.subplots(figsize=(COLUMN, 4.2))
     colours = sns.color_palette(PALETTE)
     markers = ("o", "s", "^", "D", "v", "P")
     for i, (name, part) in enumerate(rows.groupby("specimen", sort=False)):
@@ -163,7 +167,5 @@ def activations_figure(rows, tops=None, ratio: float = 1000.0):
     ax.axhline(ratio, color="grey", linestyle=":", linewidth=1.2, label=f"massive: {ratio:,.0f} x the median")
     ax.set(yscale="log", xlabel="relative depth (0: first layer, 1: last)",
            ylabel="largest |activation| / median")
-    handles = dict(zip(*reversed(ax.get_legend_handles_labels())))
-    ax.legend(list(handles.values()), list(handles), fontsize=9, frameon=False, loc="upper center",
-              bbox_to_anchor=(0.5, -0.16), ncol=2)
+    legend_below(ax, "", ncol=1)
     return finish_figure(fig, "Massive activations along the depth", None)

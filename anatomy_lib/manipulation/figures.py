@@ -5,20 +5,24 @@ import matplotlib.pyplot as plt
 import seaborn as sns
 from matplotlib.colors import SymLogNorm
 
-from ..core.style import PALETTE, band_curve, finish_figure, legend_below, symlog_axis, use_book_style
+from ..core.style import COLUMN, PALETTE, SMALL, band_curve, finish_figure, legend_below, symlog_axis, use_book_style
 
 
 def strategy_heatmap_figure(heatmap, specimen_name: str | None = None):
-    """Perplexity change of each strategy (rows) at each single layer (columns), on a log colour scale."""
+    """Perplexity change of each strategy (columns) at each single layer (rows), on a log colour scale: layers down
+    the page, so that thirty of them fit the column with every cell's number readable."""
     use_book_style()
-    table = heatmap.pivot_table(index="label", columns="layers", values="change_pct", sort=False)
-    table = table[sorted(table.columns, key=int)]
-    fig, ax = plt.subplots(figsize=(1.0 + 0.75 * table.shape[1], 1.4 + 0.55 * table.shape[0]))
+    table = heatmap.pivot_table(index="layers", columns="label", values="change_pct", sort=False)
+    table = table.loc[sorted(table.index, key=int)]
+    fig, ax = plt.subplots(figsize=(COLUMN, 1.6 + 0.3 * table.shape[0]))
     annot = table.map(lambda v: f"{v:+.0f}" if abs(v) < 1e4 else f"{v:+.0e}")
     sns.heatmap(table, annot=annot, fmt="", cmap="cividis", norm=SymLogNorm(linthresh=1, vmin=-10,
-                vmax=max(10.0, float(table.max().max()))), ax=ax, annot_kws={"fontsize": 8},
+                vmax=max(10.0, float(table.max().max()))), ax=ax, annot_kws={"fontsize": SMALL - 1},
                 cbar_kws={"label": "perplexity change (%), symlog"})
-    ax.set(xlabel="layer", ylabel="strategy", title="Replacing one layer: perplexity change (%)")
+    ax.set(ylabel="layer", xlabel="", title="Replacing one layer: perplexity change (%)")
+    ax.tick_params(axis="x", rotation=20)
+    for label in ax.get_xticklabels():
+        label.set_horizontalalignment("right")
     return finish_figure(fig, "", specimen_name)
 
 
@@ -28,7 +32,7 @@ def knob_figure(sweeps, knob: str, specimen_name: str | None = None, paper_point
     rows = sweeps[sweeps["knob"] == knob].copy()
     rows["curve"] = rows["strategy"] + (" / " + rows["scope"]).where(rows["strategy"] == "scale", "") + \
         ", layer " + rows["layers"].astype(str)
-    fig, ax = plt.subplots(figsize=(10, 4.8))
+    fig, ax = plt.subplots(figsize=(COLUMN, 4.8))
     for (curve, group), colour, marker in zip(rows.groupby("curve", sort=False),
                                               sns.color_palette(PALETTE, 10) * 3, "osD^v<>pXh" * 3):
         band_curve(ax, "value", group, colour, marker, curve)
@@ -39,7 +43,7 @@ def knob_figure(sweeps, knob: str, specimen_name: str | None = None, paper_point
         ax.scatter(*paper_point, marker="*", s=220, color="black", zorder=5,
                    label=f"paper: alpha={paper_point[0]}, +{paper_point[1]:g}%")
     ax.set(xlabel=knob, ylabel="perplexity change (%), symlog", title=f"Sweeping {knob} on single layers")
-    legend_below(ax, "", ncol=3)
+    legend_below(ax, "", ncol=2)
     return finish_figure(fig, "", specimen_name)
 
 
@@ -50,14 +54,14 @@ def compression_figure(compression, paper_point: tuple, specimen_name: str | Non
     scaled = compression[writers].dropna(subset=["alpha"]).sort_values("alpha")
     intact = compression[compression["strategy"] == "intact"].iloc[0]
     colours = sns.color_palette(PALETTE)
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4.6))
+    fig, (left, right) = plt.subplots(1, 2, figsize=(COLUMN, 4.0))
     band_curve(left, "alpha", scaled, colours[0], "o", "scale (writers)")
     left.scatter(*paper_point, marker="*", s=240, color="black", zorder=5,
                  label=f"paper: alpha={paper_point[0]}, +{paper_point[1]:g}%")
     symlog_axis(left)
     left.set(xlabel="alpha (alpha = 0 removes the layers)", ylabel="perplexity change (%), symlog",
              title="Perplexity")
-    legend_below(left, "", ncol=2)
+    legend_below(left, "", ncol=1)
     if "fact_rate_low" in scaled:
         rate = scaled["fact_rate"]
         right.errorbar(scaled["alpha"], rate, yerr=[rate - scaled["fact_rate_low"], scaled["fact_rate_high"] - rate],
@@ -70,5 +74,5 @@ def compression_figure(compression, paper_point: tuple, specimen_name: str | Non
     right.axhline(intact.facts_correct / intact.facts_total, color=colours[1], linestyle=":", linewidth=1.2,
                   label="intact: facts")
     right.set(xlabel="alpha", ylabel="share", ylim=(-0.05, 1.05), title="Coherence of generation")
-    legend_below(right, "", ncol=2)
+    legend_below(right, "", ncol=1)
     return finish_figure(fig, "Scaling every connective-tissue layer together", specimen_name)

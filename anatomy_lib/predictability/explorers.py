@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import ipywidgets as widgets
 
-from ..core.widgets import redraw
+from ..core.widgets import live, redraw
 from .compute import PredictabilityParams
 from .figures import prediction_scatter
 from .predictors import predict_layers, r2_and_cosine
@@ -34,4 +34,4 @@ def prediction_explorer(specimen, params=None, component: str = "gate", layer: i
     for control in (pick, slider):
         control.observe(lambda _: redraw(output, figure), names="value")
     redraw(output, figure)
-    return widgets.VBox([widgets.HBox([pick, slider]), output])
+    return live(widgets.VBox([widgets.HBox([pick, slider]), output]))

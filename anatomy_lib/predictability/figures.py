@@ -5,7 +5,16 @@ import matplotlib.pyplot as plt
 import numpy as np
 import seaborn as sns
 
-from ..core.style import PALETTE, PAPER_STYLE, figure_title, finish_figure, use_book_style
+from ..core.style import (
+    COLUMN,
+    PALETTE,
+    PAPER_STYLE,
+    SMALL,
+    finish_figure,
+    legend_below,
+    shared_legend,
+    use_book_style,
+)
 
 
 def r2_figure(fits, paper_r2: float | None = None, specimen_name: str | None = None, floor: float = -2.0):
@@ -22,7 +31,8 @@ def r2_figure(fits, paper_r2: float | None = None, specimen_name: str | None = N
     order = [o for o in ("ridge, in-sample", "ridge, held-out", "previous layer (held-out)", "mean layer (held-out)")
              if o in set(fits["predictor, fit"])]
     models = list(dict.fromkeys(fits["model"]))
-    fig, axes = plt.subplots(1, len(models), figsize=(10, 4.6), sharey=True)
+    # one panel per model, stacked: seven components times four bars need the column's width
+    fig, axes = plt.subplots(len(models), 1, figsize=(COLUMN, 0.6 + 2.3 * len(models)), sharex=True, sharey=True)
     axes = np.atleast_1d(axes)
     for ax, model in zip(axes, models):
         rows = fits[fits["model"] == model]
@@ -31,14 +41,9 @@ def r2_figure(fits, paper_r2: float | None = None, specimen_name: str | None = N
         ax.axhline(0, color="black", linewidth=0.8)
         if paper_r2 is not None:
             ax.axhline(paper_r2, **PAPER_STYLE, label=f"paper: R^2 = {paper_r2} (gate)")
-        ax.set(title=model, xlabel="", ylabel="mean R^2 over layers", ylim=(floor, 1.15))
-        ax.tick_params(axis="x", labelsize=9, rotation=45)
-        ax.get_legend().remove()
-    handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, ncol=3, loc="lower center", frameon=False, fontsize=10)
-    figure_title(fig, "Predictability of the next layer's weights", specimen_name)
-    fig.tight_layout(rect=(0, 0.13, 1, 1))
-    return fig
+        ax.set(title=model, xlabel="", ylabel="mean R^2", ylim=(floor, 1.15))
+    shared_legend(fig, axes, ncol=2, title="mean R^2 over layers")
+    return finish_figure(fig, "Predictability of the next layer's weights", specimen_name)
 
 
 def ridge_sweep_figure(sweep, baselines, specimen_name: str | None = None):
@@ -46,7 +51,7 @@ def ridge_sweep_figure(sweep, baselines, specimen_name: str | None = None):
     with the baselines' levels as horizontal lines ({name: mean held-out R^2})."""
     use_book_style()
     means = sweep.groupby(["context", "proj_dim"], as_index=False)["r2"].mean()
-    fig, ax = plt.subplots(figsize=(7.5, 4.2))
+    fig, ax = plt.subplots(figsize=(COLUMN, 4.0))
     sns.lineplot(data=means, x="proj_dim", y="r2", hue="context", style="context", markers=True, dashes=False,
                  palette=sns.color_palette(PALETTE)[:means["context"].nunique()], ax=ax, linewidth=2)
     for (name, value), style in zip(baselines.items(), (":", "--")):
@@ -54,7 +59,7 @@ def ridge_sweep_figure(sweep, baselines, specimen_name: str | None = None):
     ax.set_xscale("log", base=2)
     ax.set(xlabel="projection size (features per layer, log2)", ylabel="mean held-out R^2",
            title="Ridge on held-out layers, by context and projection size")
-    ax.legend(title="context (layers) / baseline", fontsize=9, loc="best")
+    legend_below(ax, "context (layers) / baseline", ncol=3)
     return finish_figure(fig, "", specimen_name)
 
 
@@ -64,7 +69,7 @@ def prediction_scatter(actual, predicted_out, predicted_in, r2: tuple[float, flo
     ``r2`` holds the two fits' R^2 (held-out, in-sample) as the diagnostic computed them."""
     use_book_style()
     idx = np.random.default_rng(seed).choice(len(actual), size=min(n_points, len(actual)), replace=False)
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4.4), sharex=True, sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(COLUMN, 3.8), sharex=True, sharey=True)
     for ax, predicted, label, score, colour in zip(axes, (predicted_out, predicted_in),
                                                     ("held-out fit", "in-sample fit"), r2,
                                                     sns.color_palette(PALETTE)[:2]):
@@ -72,7 +77,6 @@ def prediction_scatter(actual, predicted_out, predicted_in, r2: tuple[float, flo
         lim = np.abs(actual[idx]).max()
         ax.plot([-lim, lim], [-lim, lim], color="black", linewidth=0.8, linestyle="--", label="perfect prediction")
         ax.set(xlabel="real weight", ylabel="predicted weight", title=f"{label}: R^2 = {score:.2f}")
-        ax.legend(fontsize=9, loc="upper left")
-    fig.suptitle(title, fontsize=12, fontweight="bold")
-    fig.tight_layout()
-    return fig
+        ax.set_title(f"{label}: R^2 = {score:.2f}", fontsize=SMALL + 0.5)
+    axes[0].legend(loc="upper left")
+    return finish_figure(fig, title, None)

@@ -5,7 +5,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import seaborn as sns
 
-from ..core.style import PALETTE, finish_figure, use_book_style
+from ..core.style import COLUMN, PALETTE, finish_figure, legend_below, use_book_style
 
 MARKERS = ("o", "s", "^", "D")
 
@@ -19,7 +19,7 @@ def deltas_figure(table, chapter: int):
     arms = list(dict.fromkeys(rows["arm"]))
     schemes = list(dict.fromkeys(rows["scheme"]))
     colours = sns.color_palette(PALETTE)
-    fig, ax = plt.subplots(figsize=(8, 1.2 + 0.75 * len(statistics)))
+    fig, ax = plt.subplots(figsize=(COLUMN, 1.2 + 0.75 * len(statistics)))
     slots = len(arms) * len(schemes)
     for i, row in enumerate(rows.itertuples()):
         slot = arms.index(row.arm) * len(schemes) + schemes.index(row.scheme)
@@ -30,8 +30,6 @@ def deltas_figure(table, chapter: int):
     ax.axvline(0, color="black", linewidth=1)
     ax.set_yticks(np.arange(len(statistics)), statistics)
     ax.invert_yaxis()
-    ax.set_xlabel("change under quantisation (quantised - fp32), mean over layers")
-    handles = dict(zip(*reversed(ax.get_legend_handles_labels())))
-    ax.legend(list(handles.values()), list(handles), fontsize=9, frameon=False, ncol=2, loc="upper center",
-              bbox_to_anchor=(0.5, -0.5 / max(len(statistics), 1) - 0.12))
+    ax.set_xlabel("change under quantisation (quantised - fp32),\nmean over layers")
+    legend_below(ax, "", ncol=2)
     return finish_figure(fig, f"What 4-bit rounding does to chapter {chapter}'s statistics", None)

@@ -63,8 +63,8 @@ def recovery_explorer(lab, params, tables, classes: dict | None = None, layer: i
     pick.observe(draw, names="value")
     button.on_click(lambda _: run_busy(button, bar, output, work))
     draw()
-    return widgets.VBox([widgets.HBox([widgets.VBox([pick, mode, amount]), widgets.VBox([lr, steps, button, bar])]),
-                         output])
+    return live(widgets.VBox([widgets.HBox([widgets.VBox([pick, mode, amount]),
+                                            widgets.VBox([lr, steps, button, bar])]), output]))
 
 
 def static_recovery_explorer(tables: dict, classes: dict, specimen_name: str, layer: int = 11,

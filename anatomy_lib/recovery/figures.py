@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
-from ..core.style import PAPER_STYLE, finish_figure, legend_below, use_book_style
+from ..core.style import COLUMN, PAPER_STYLE, finish_figure, label_points, legend_below, use_book_style
 from ..importance.figures import class_colours
 from .analysis import at_sigma
 
@@ -16,7 +16,7 @@ def recovery_curves_figure(curves, classes: dict, tolerance: float | None = None
     on. ``judged`` (``analysis.judged_runs``) marks where each run counts as recovered; ``tolerance`` shades the
     older unpaired band."""
     use_book_style()
-    fig, ax = plt.subplots(figsize=(10, 5.6))
+    fig, ax = plt.subplots(figsize=(COLUMN, 4.6))
     colours = class_colours()
     markers = dict(zip(sorted(curves["layer"].unique()), "osD^v<>pXh*P" * 3))
     if tolerance is not None:
@@ -51,7 +51,7 @@ def recovery_curves_figure(curves, classes: dict, tolerance: float | None = None
     ax.axhline(0, color="black", linewidth=0.8)
     ax.set(xlabel="fine-tuning step (symlog: linear below 10)", ylabel="NLL above baseline (nats)",
            title="Recovery after damage: excess NLL on the evaluation blocks")
-    legend_below(ax, "", ncol=3)
+    legend_below(ax, "", ncol=2)
     return finish_figure(fig, "", specimen_name)
 
 
@@ -62,24 +62,25 @@ def recovery_vs_importance_figure(layers, importance_table, budget: int, specime
     merged = layers.merge(importance_table[["layer", "change_pct", "class"]], on="layer").rename(
         columns={"class": "anatomy"})
     colours = class_colours()
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 5.4), sharex=True)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(COLUMN, 4.2), sharex=True)
     for row in merged.itertuples():
         colour = colours.get(row.anatomy, "grey")
         steps = row.steps_to_recover if row.recovered else budget * 1.25
         left.scatter(row.change_pct, steps, color=colour, marker="o" if row.recovered else "^", s=60,
                      edgecolor="black", linewidth=0.6)
         right.scatter(row.change_pct, row.area_excess_nll, color=colour, s=60, edgecolor="black", linewidth=0.6)
-        for ax, y in ((left, steps), (right, row.area_excess_nll)):
-            ax.annotate(f"L{row.layer}", (row.change_pct, y), fontsize=8, xytext=(4, 3), textcoords="offset points")
     left.axhline(budget, **PAPER_STYLE, label=f"budget: {budget} steps (triangles: not recovered)")
     for ax in (left, right):
         ax.set_xscale("log")
         ax.set_xlabel("importance (perplexity change, %, log)")
     left.set(ylabel="steps to recover", title="Steps to recover", ylim=(0, budget * 1.35))
-    right.set(ylabel="nats x steps", title="Area under the excess-NLL curve")
+    right.set(ylabel="nats x steps", title="Area under excess NLL")
+    steps = merged["steps_to_recover"].where(merged["recovered"], budget * 1.25)
+    names = [f"L{layer}" for layer in merged["layer"]]
+    label_points(left, merged["change_pct"], steps, names)
+    label_points(right, merged["change_pct"], merged["area_excess_nll"], names)
     legend_below(left, "", ncol=1)
     handles = [plt.Line2D([], [], marker="o", linestyle="none", color=colours[c], label=c)
                for c in dict.fromkeys(merged["anatomy"])]
-    right.legend(handles=handles, fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.26), ncol=2,
-                 frameon=False)
+    legend_below(right, "", ncol=1, handles=handles)
     return finish_figure(fig, "Does recovery follow importance?", specimen_name)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import ipywidgets as widgets
 
-from ..core.widgets import redraw
+from ..core.widgets import live, redraw
 from .compute import singular_values, weight_norms
 from .figures import spectra_figure
 
@@ -22,4 +22,4 @@ def layer_explorer(specimen, layer: int = 0) -> widgets.VBox:
 
     slider.observe(draw, names="value")
     draw()
-    return widgets.VBox([slider, output])
+    return live(widgets.VBox([slider, output]))

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import ipywidgets as widgets
 
-from ..core.widgets import redraw
+from ..core.widgets import live, redraw
 from .compute import delta_correlation_matrix
 from .figures import correlation_map_figure
 
@@ -24,4 +24,4 @@ def delta_map_explorer(specimens: dict, component: str = "gate"):
     for control in (pick, which):
         control.observe(lambda _: redraw(output, figure), names="value")
     redraw(output, figure)
-    return widgets.VBox([widgets.HBox([pick, which]), output])
+    return live(widgets.VBox([widgets.HBox([pick, which]), output]))

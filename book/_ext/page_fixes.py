@@ -1,4 +1,7 @@
-"""Three fixes to the pages Jupyter Book 1 writes, so that a page loads with a clean browser console:
+"""Fixes to the pages Jupyter Book 1 writes: a clean browser console, and launch buttons only where they launch.
+
+- the launch buttons (Colab, Binder) appear on MyST Markdown pages too (the seminar guide, the scale page), where
+  Colab cannot open the file; they are kept on the chapters (notebooks) alone.
 
 - sphinx-thebe registers its inline configuration script twice, and the second copy throws
   "Identifier 'THEBE_JS_URL' has already been declared"; each page keeps one copy of every script.
@@ -26,6 +29,9 @@ MATHJAX2_QUEUE = """(function () {
 
 
 def _page_fixes(app, pagename, templatename, context, doctree):
+    if pagename in app.env.all_docs and not str(app.env.doc2path(pagename)).endswith(".ipynb") \
+            and "header_buttons" in context:
+        context["header_buttons"] = [b for b in context["header_buttons"] if b.get("label") != "launch-buttons"]
     if not context.get("default_mode"):
         context["default_mode"] = "auto"
     seen, unique = set(), []

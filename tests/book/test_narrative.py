@@ -100,3 +100,28 @@ def test_no_untracked_number_in_prose(path):
 def test_the_check_catches_a_typed_finding():
     assert typed_numbers("A fifth of the model, 21.4% of the weights, with 28 samples") == ["21.4", "28"]
     assert typed_numbers("L11 costs more than L8-11 in 2026 (arXiv 2603.19348), `x = 0.37`") == []
+
+
+def test_the_api_page_documents_every_module_in_its_own_section():
+    library = BOOK.parent / "anatomy_lib"
+    modules = {".".join(("anatomy_lib",) + p.relative_to(library).with_suffix("").parts)
+               for p in library.rglob("*.py") if not p.name.startswith("__")}
+    page = (BOOK / "api.md").read_text()
+    documented = set(re.findall(r"^\.\. automodule:: (\S+)$", page, re.M))
+    assert modules <= documented, f"not on the API page: {sorted(modules - documented)}"
+    for module in modules:
+        assert f"### `{module}`" in page, f"{module} has no heading of its own"
+
+
+@pytest.mark.parametrize("chapter", sorted(p.stem for p in BOOK.glob("0*.ipynb")))
+def test_a_chapter_has_the_section_its_claims_link_to(chapter):
+    from anatomy_lib.verdicts import SECTION
+
+    headings = [line for cell in json.loads((BOOK / f"{chapter}.ipynb").read_text())["cells"]
+                if cell["cell_type"] == "markdown" for line in "".join(cell["source"]).splitlines()
+                if line.startswith("## ")]
+    slugs = {re.sub(r"[^a-z0-9]+", "-", h[3:].lower()).strip("-") for h in headings}
+    from anatomy_lib.verdicts import CHAPTERS
+
+    if any(c.page.endswith(chapter) for c in CHAPTERS):
+        assert SECTION in slugs, f"{chapter} has no '## Paper vs this book' section for chapter 9's links"

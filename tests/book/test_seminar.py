@@ -43,6 +43,11 @@ def test_chapter_times_scale_measured_minutes():
     assert times.loc[2, "quick, CPU (measured)"] == pytest.approx(20.0)
     assert times.loc[2, "paper, CPU (estimated)"] == pytest.approx(320.0)
     assert times.loc[2, "quick, Colab T4 (estimated)"] == pytest.approx(20.0 / 100)
+    # the scale page's estimate: the same work in FLOPs, the same share of each peak, the same answer
+    from anatomy_lib.core import gpu
+
+    flops = 20.0 * 81.0e9 * gpu.UTILISATION
+    assert gpu.gpu_seconds(flops, "Colab T4") == pytest.approx(times.loc[2, "quick, Colab T4 (estimated)"])
 
 
 def test_a_recomputation_is_announced_with_an_estimate(capsys):

@@ -1,17 +1,33 @@
-// Load every built page in headless Chromium, as a reader without a kernel would: list failed requests and
-// console errors, measure the page's weight, and move each kernel-free explorer's controls, checking that the
-// answer shown changes. Usage: node tests/browser/check_pages.mjs _build/html [report.json]
-// Exit status 1 when a page fails a request, logs an error, weighs over 3 MB (its HTML, which carries the
-// widget state and figures; the scripts every page shares are reported, not counted) or has an explorer that
-// does not respond. Needs playwright-core (npm ci) and Chromium (CHROMIUM, default /usr/bin/chromium).
+// Load every built page in headless Chromium, as a reader without a kernel would, and check what that reader
+// sees. Usage: node tests/browser/check_pages.mjs _build/html [report.json] [screenshots-dir]
+//
+// On every page (book/*.html), at 1280 px unless said otherwise:
+// - no failed request, no console error, the page's HTML under 3 MB (it carries the widget state and figures;
+//   the scripts every page shares are reported, not counted);
+// - every figure shown at 90% or more of its natural width (figures are drawn for the content column);
+// - no table wider than its container unless it sits in a scroll wrapper (overflow-x auto) no wider than the
+//   column;
+// - every internal link resolves, to a page that exists and, with a #fragment, to an element with that id;
+// - every kernel-free explorer (.anatomy-static) answers every one of its controls: moving each changes the
+//   answer shown;
+// - every live control (a widget that needs a kernel, .anatomy-live) looks inert (no pointer events, faded), and
+//   no widget control is left unmarked, looking active while it can do nothing;
+// - at 420 px, every control of a kernel-free explorer keeps a usable width.
+// With a screenshots directory, each page is also saved there at 1280 and 420 px (make screenshots).
+// Exit status 1 when any page fails any check. Needs playwright-core (npm ci) and Chromium (CHROMIUM, default
+// /usr/bin/chromium).
 import { chromium } from "playwright-core";
 import fs from "node:fs";
 import path from "node:path";
 
 const root = path.resolve(process.argv[2] || "_build/html");
 const reportPath = process.argv[3];
+const shotsDir = process.argv[4];
 const MAX_BYTES = 3 * 1024 * 1024;
+const MIN_FIGURE_SHARE = 0.9;
+const MIN_CONTROL_PX = { slider: 120, select: 60, button: 24 };
 const pages = fs.readdirSync(path.join(root, "book")).filter((f) => f.endsWith(".html")).sort();
+if (shotsDir) fs.mkdirSync(shotsDir, { recursive: true });
 
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
@@ -24,12 +40,61 @@ const visibleAnswer = (explorer) => {
   return leaves.map((e) => (e.tagName === "IMG" ? e.src.slice(-120) : e.innerText)).join(" | ");
 };
 
+// the controls of an explorer that a reader can see now: [kind, index among that kind]
+const visibleControls = (explorer) => {
+  const seen = (e) => e.offsetParent !== null;
+  const out = [];
+  explorer.querySelectorAll("[role=slider]").forEach((e, i) => seen(e) && out.push(["slider", i]));
+  explorer.querySelectorAll("select").forEach((e, i) => seen(e) && out.push(["select", i]));
+  explorer.querySelectorAll(".widget-toggle-buttons").forEach((e, i) => seen(e) && out.push(["toggle", i]));
+  return out;
+};
+
+async function move(page, explorer, kind, index) {
+  if (kind === "slider") {
+    const slider = explorer.locator("[role=slider]").nth(index);
+    await slider.focus();
+    const before = await slider.getAttribute("aria-valuenow");
+    await page.keyboard.press("ArrowRight");
+    if ((await slider.getAttribute("aria-valuenow")) === before) await page.keyboard.press("ArrowLeft");
+    return "slider";
+  }
+  if (kind === "select") {
+    const select = explorer.locator("select").nth(index);
+    const options = await select.locator("option").allTextContents();
+    const current = await select.evaluate((s) => s.options[s.selectedIndex]?.text);
+    const next = options.find((o) => o !== current);
+    await select.selectOption({ label: next });
+    return `select ${next}`;
+  }
+  const buttons = explorer.locator(".widget-toggle-buttons").nth(index).locator("button");
+  const count = await buttons.count();
+  for (let b = 0; b < count; b++) {
+    const pressed = await buttons.nth(b).evaluate((e) => e.classList.contains("mod-active"));
+    if (!pressed) {
+      await buttons.nth(b).click();
+      return `toggle ${await buttons.nth(b).innerText()}`;
+    }
+  }
+  return "toggle (no other choice)";
+}
+
+// every internal link: the file exists and the fragment names an element of it
+const idsOf = new Map();
+function ids(file) {
+  if (!idsOf.has(file)) {
+    const text = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : null;
+    idsOf.set(file, text === null ? null : new Set([...text.matchAll(/\bid="([^"]+)"/g)].map((m) => m[1])));
+  }
+  return idsOf.get(file);
+}
+
 const report = [];
 let failures = 0;
 for (const name of pages) {
   const file = path.join(root, "book", name);
   const page = await browser.newPage({ viewport: { width: 1280, height: 1600 } });
-  const failed = [], errors = [], sizes = new Map();
+  const failed = [], errors = [], problems = [], sizes = new Map();
   page.on("requestfailed", (r) => failed.push(`${r.url()} (${r.failure()?.errorText})`));
   page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
   page.on("pageerror", (e) => errors.push(String(e)));
@@ -38,39 +103,119 @@ for (const name of pages) {
   });
   await page.goto("file://" + file, { waitUntil: "load" });
   await page.waitForTimeout(3000); // the widget manager renders after load
+
+  // figures at (nearly) natural size; tables fit or scroll
+  const layout = await page.evaluate(({ share }) => {
+    const article = document.querySelector("article.bd-article") || document.querySelector("main");
+    const column = article.clientWidth - parseFloat(getComputedStyle(article).paddingLeft) -
+      parseFloat(getComputedStyle(article).paddingRight);
+    const out = [];
+    for (const img of article.querySelectorAll("img")) {
+      if (!img.naturalWidth || img.offsetParent === null) continue;
+      const shown = img.getBoundingClientRect().width;
+      if (shown < share * Math.min(img.naturalWidth, column) - 1) {
+        out.push(`figure shown at ${Math.round(100 * shown / img.naturalWidth)}% of its natural ` +
+          `${img.naturalWidth} px (${img.src.slice(-40)})`);
+      } else if (img.naturalWidth > column / share + 1 && !img.closest(".anatomy-static, .anatomy-live")) {
+        out.push(`figure ${img.naturalWidth} px wide in a ${Math.round(column)} px column`);
+      }
+    }
+    for (const table of article.querySelectorAll("table")) {
+      if (table.offsetParent === null) continue;
+      const width = table.getBoundingClientRect().width;
+      const parent = table.parentElement.getBoundingClientRect().width;
+      if (width <= column + 1 && width <= parent + 1) continue;
+      let scroller = table.parentElement;
+      while (scroller && scroller !== article && !["auto", "scroll"].includes(getComputedStyle(scroller).overflowX)) {
+        scroller = scroller.parentElement;
+      }
+      if (!scroller || scroller === article || scroller.getBoundingClientRect().width > column + 1) {
+        out.push(`table ${Math.round(width)} px wide in a ${Math.round(column)} px column, not in a scroll wrapper ` +
+          `(${(table.innerText || "").slice(0, 40).replace(/\s+/g, " ")})`);
+      }
+    }
+    // live controls look inert; no control outside an explorer class
+    const controls = "input, select, button.jupyter-button, .widget-slider, .widget-hslider";
+    for (const control of article.querySelectorAll(controls)) {
+      if (!control.closest(".jupyter-widgets, .widget-area, .jp-OutputArea-output, .cell_output")) continue;
+      if (!control.closest(".widget-inline-hbox, .widget-box, .jupyter-widgets")) continue;
+      if (control.closest(".anatomy-static")) continue;
+      const live = control.closest(".anatomy-live");
+      if (!live) {
+        out.push(`a widget control outside any explorer class looks active without a kernel (${control.tagName})`);
+        continue;
+      }
+      let inert = false;
+      for (let e = control; e && e !== live.parentElement; e = e.parentElement) {
+        const s = getComputedStyle(e);
+        if (s.pointerEvents === "none" && parseFloat(s.opacity) < 1) { inert = true; break; }
+      }
+      if (!inert) out.push(`a live control looks active without a kernel (${control.tagName})`);
+    }
+    return out;
+  }, { share: MIN_FIGURE_SHARE });
+  problems.push(...layout);
+
+  // internal links and anchors
+  const links = await page.evaluate(() => [...document.querySelectorAll("article a[href]")].map((a) => a.getAttribute("href")));
+  for (const href of new Set(links)) {
+    if (/^[a-z]+:/i.test(href) || href.startsWith("//")) continue;
+    const [target, fragment] = href.split("#");
+    const targetFile = target ? path.resolve(path.dirname(file), decodeURI(target)) : file;
+    const known = ids(targetFile);
+    if (known === null) problems.push(`link to a missing page: ${href}`);
+    else if (fragment && !known.has(decodeURIComponent(fragment))) problems.push(`link to a missing anchor: ${href}`);
+  }
+
+  // every control of every kernel-free explorer answers
   const explorers = await page.locator(".anatomy-static").all();
   const moves = [];
   for (const [i, explorer] of explorers.entries()) {
-    const before = await explorer.evaluate(visibleAnswer);
-    const slider = explorer.locator("[role=slider]").first();
-    const select = explorer.locator("select").first();
-    let how;
-    if (await slider.count()) {
-      await slider.focus();
-      await page.keyboard.press("ArrowRight");
-      how = "slider ArrowRight";
-    } else if (await select.count()) {
-      const options = await select.locator("option").allTextContents();
-      const current = await select.inputValue();
-      const next = options.find((o) => o !== current);
-      await select.selectOption({ label: next });
-      how = `select ${next}`;
+    for (const [kind, index] of await explorer.evaluate(visibleControls)) {
+      const before = await explorer.evaluate(visibleAnswer);
+      const how = await move(page, explorer, kind, index);
+      await page.waitForTimeout(400);
+      const after = await explorer.evaluate(visibleAnswer);
+      const ok = Boolean(before) && Boolean(after) && before !== after;
+      moves.push({ explorer: i, control: `${kind} ${index}`, how, ok, before: before.slice(0, 100),
+                   after: after.slice(0, 100) });
+      if (!ok) problems.push(`explorer ${i}: ${kind} ${index} (${how}) does not change the answer`);
     }
-    await page.waitForTimeout(500);
-    const after = await explorer.evaluate(visibleAnswer);
-    const ok = Boolean(before) && Boolean(after) && before !== after;
-    moves.push({ explorer: i, how, ok, before: before.slice(0, 100), after: after.slice(0, 100) });
-    if (!ok) failures++;
+    if (!moves.some((m) => m.explorer === i)) problems.push(`explorer ${i} has no visible control`);
   }
+  if (shotsDir) await page.screenshot({ path: path.join(shotsDir, `${name.replace(".html", "")}-1280.png`), fullPage: true });
+
+  // at a phone's width, the explorers' controls keep a usable width
+  await page.setViewportSize({ width: 420, height: 900 });
+  await page.waitForTimeout(800);
+  const narrow = await page.evaluate((least) => {
+    const out = [];
+    for (const explorer of document.querySelectorAll(".anatomy-static")) {
+      const check = (selector, kind) => explorer.querySelectorAll(selector).forEach((e) => {
+        if (e.offsetParent === null) return;
+        const width = e.getBoundingClientRect().width;
+        if (width < least[kind]) out.push(`at 420 px a ${kind} is ${Math.round(width)} px wide`);
+        if (e.getBoundingClientRect().right > window.innerWidth + 1) out.push(`at 420 px a ${kind} leaves the screen`);
+      });
+      check(".slider-container, .widget-slider .ui-slider, [role=slider]", "slider");
+      check("select", "select");
+      check(".widget-toggle-buttons button", "button");
+    }
+    return out;
+  }, MIN_CONTROL_PX);
+  problems.push(...new Set(narrow));
+  if (shotsDir) await page.screenshot({ path: path.join(shotsDir, `${name.replace(".html", "")}-420.png`), fullPage: true });
+
   const bytes = [...sizes.values()].reduce((a, b) => a + b, 0);
-  const entry = { page: name, bytes, html_bytes: fs.statSync(file).size, failed, errors, explorers: moves };
-  if (failed.length || errors.length || entry.html_bytes > MAX_BYTES) failures++;
+  const entry = { page: name, bytes, html_bytes: fs.statSync(file).size, failed, errors, problems, explorers: moves };
+  if (failed.length || errors.length || problems.length || entry.html_bytes > MAX_BYTES) failures++;
   report.push(entry);
   console.log(`${name}: page ${(entry.html_bytes / 1e6).toFixed(2)} MB, ${(bytes / 1e6).toFixed(2)} MB loaded with ` +
-    `shared scripts, ${failed.length} failed requests, ` +
-    `${errors.length} console errors, explorers ${moves.map((m) => (m.ok ? "moved" : "STUCK")).join(", ") || "none"}`);
+    `shared scripts, ${failed.length} failed requests, ${errors.length} console errors, ` +
+    `${moves.length} controls moved (${moves.filter((m) => !m.ok).length} stuck), ${problems.length} problems`);
   for (const f of failed) console.log(`  failed: ${f}`);
   for (const e of errors) console.log(`  error: ${e.slice(0, 300)}`);
+  for (const p of problems) console.log(`  problem: ${p}`);
   await page.close();
 }
 await browser.close();

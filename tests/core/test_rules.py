@@ -105,8 +105,14 @@ def test_claims_tables_render_for_a_page():
     table["Note"] = table["Note"].fillna("")
     book = table.assign(chapter=[2, 3], section=["<a>2</a>", "<a>3</a>"], specimen="s", profile="quick")
     assert 'class="anatomy-claims"' in verdicts.book_table(book).to_html(escape=False)
-    assert verdicts.verdict_counts(book).loc["all"].sum() == 2
+    assert verdicts.verdict_counts(book).loc["findings, chapters 2-7"].sum() == 2
     assert verdicts.headline(book)[0].startswith("Of the paper's 2")
+    # chapter 1's facts about the specimen stay out of the findings' total, as out of the headline's count
+    fact = book.iloc[:1].assign(chapter=1)
+    with_facts = pd.concat([book, fact], ignore_index=True)
+    counts = verdicts.verdict_counts(with_facts)
+    assert counts.loc["findings, chapters 2-7"].sum() == 2 and counts.loc["1 (the specimen's facts)"].sum() == 1
+    assert verdicts.headline(with_facts)[0].startswith("Of the paper's 2")
 
 
 CONTROLLED = [  # (verdict by the claim's own rule, [(control, verdict against it)], expected verdict, words expected)

@@ -194,16 +194,20 @@ def test_growth_runs_and_explorer_at_smoke_size(monkeypatch):
 
 
 def test_scale_table_follows_the_flop_formula():
+    from anatomy_lib.core.gpu import FP32_TFLOPS, UTILISATION
     from anatomy_lib.growth import ARMS, GrowthParams, scale_table
 
-    table = scale_table(seeds=5, gpu_tflops=100.0, utilisation=0.5).set_index("size")
+    table = scale_table(seeds=5, gpu="A100").set_index("size")
     quick = GrowthParams.for_profile("quick")
     assert table.loc["quick profile", "FLOPs per run"] == pytest.approx(quick.budget)
     assert table.loc["SmolLM2-135M shape", "parameters (M)"] == pytest.approx(134.515008)  # the real model's count
     total = table.loc["paper profile", f"FLOPs ({len(ARMS)} arms x 5 seeds)"]
-    assert table.loc["paper profile", "hours on 8 GPUs"] == pytest.approx(total / (8 * 50e12) / 3600)
-    eight = table.loc["paper profile", "hours on 8 GPUs"]
-    assert table.loc["paper profile", "hours on 1 GPU"] == pytest.approx(8 * eight)
+    peak = FP32_TFLOPS["A100"] * 1e12 * UTILISATION
+    assert table.loc["paper profile", "hours on 8 A100s"] == pytest.approx(total / (8 * peak) / 3600)
+    eight = table.loc["paper profile", "hours on 8 A100s"]
+    assert table.loc["paper profile", "hours on 1 A100"] == pytest.approx(8 * eight)
+    with pytest.raises(ValueError, match="choose one of"):
+        scale_table(gpu="TPU")
 
 
 def test_importance_map_is_charged_what_runs():
