@@ -12,8 +12,10 @@ from io import BytesIO
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import pandas as pd
+from PIL import Image
 
 from .lab import NotStored
+from .style import DPI
 
 
 def show_in(output: widgets.Output, *objects) -> None:
@@ -158,11 +160,20 @@ def answer_html(text: str) -> widgets.HTML:
     return widgets.HTML(f'<div class="anatomy-answer">{text}</div>')
 
 
-def figure_widget(fig, dpi: int = 72) -> widgets.Image:
+def figure_widget(fig, dpi: int = DPI, colours: int | None = 128) -> widgets.Image:
+    """A figure as an Image widget for a kernel-free explorer, at the book's DPI (so it shows at its natural size
+    in the column, text readable), its palette cut to ``colours`` (a few times lighter than full colour, and a
+    page holds many of them; ``None`` keeps every colour)."""
     buffer = BytesIO()
     fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")
     plt.close(fig)
-    return widgets.Image(value=buffer.getvalue(), format="png", layout=widgets.Layout(max_width="100%"))
+    data = buffer.getvalue()
+    if colours:
+        image = Image.open(BytesIO(data)).convert("RGB").quantize(colors=colours, method=Image.Quantize.FASTOCTREE)
+        buffer = BytesIO()
+        image.save(buffer, format="png", optimize=True)
+        data = buffer.getvalue()
+    return widgets.Image(value=data, format="png", layout=widgets.Layout(max_width="100%"))
 
 
 def escape_text(text) -> str:

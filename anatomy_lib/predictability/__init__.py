@@ -5,7 +5,7 @@
 - ``compute``: can layer l+1's weights be predicted from earlier layers'?
 - ``report``: in sentences and verdicts
 - ``figures``: R^2 per component against the baselines and nulls, the ridge sweep, one layer's fit
-- ``explorers``: chapter 3's explorer: pick a component and a layer, see its predicted against its real weights
+- ``explorers``: chapter 3's explorers: pick a component and a layer, see its predicted against its real weights
 
 Everything a notebook calls is re-exported here, so a chapter imports one package; ``Params``, ``compute``,
 ``paper_claims``, ``findings`` and ``CHAPTER`` are the chapter protocol (``core.chapter``).
@@ -30,6 +30,6 @@ CHAPTER = Chapter(3, "03_predictability", "Predictability", Params, compute, pap
 
 # figures and explorers load matplotlib and ipywidgets: imported on first use (core.lazy)
 __getattr__, __dir__ = lazy_exports(__name__, {
-    "figures": ("prediction_scatter", "r2_figure", "ridge_sweep_figure"),
-    "explorers": ("prediction_explorer",),
+    "figures": ("prediction_scatter", "r2_by_layer_figure", "r2_figure", "ridge_sweep_figure"),
+    "explorers": ("prediction_explorer", "static_prediction_explorer"),
 })

@@ -80,3 +80,23 @@ def prediction_scatter(actual, predicted_out, predicted_in, r2: tuple[float, flo
         ax.set_title(f"{label}: R^2 = {score:.2f}", fontsize=SMALL + 0.5)
     axes[0].legend(loc="upper left")
     return finish_figure(fig, title, None)
+
+
+def r2_by_layer_figure(fits, component: str, specimen_name: str | None = None):
+    """R² of one component's weights across depth on the specimen: ridge held-out and in-sample, and the two
+    baselines (previous layer, mean of the other layers), from a chapter-3 ``fits`` table."""
+    use_book_style()
+    rows = fits[(fits["component"] == component) & (fits["model"] == "specimen")]
+    fig, ax = plt.subplots(figsize=(COLUMN, 3.0))
+    colours = sns.color_palette(PALETTE)
+    for (predictor, fit), label, colour, marker in (
+            (("ridge", "out-of-sample"), "ridge, held-out", colours[1], "o"),
+            (("ridge", "in-sample"), "ridge, in-sample", colours[0], "s"),
+            (("previous layer", "out-of-sample"), "previous layer", colours[2], "^"),
+            (("mean layer", "out-of-sample"), "mean layer", colours[3], "D")):
+        part = rows[(rows["predictor"] == predictor) & (rows["fit"] == fit)].sort_values("layer")
+        ax.plot(part["layer"], part["r2"], marker=marker, color=colour, label=label, linewidth=1.3, markersize=4)
+    ax.axhline(0, color="black", linewidth=0.8)
+    ax.set(xlabel="layer predicted", ylabel="R²", title=f"{component}: R² across depth", ylim=(-2.05, 1.1))
+    legend_below(ax, "", ncol=4)
+    return finish_figure(fig, "", specimen_name)

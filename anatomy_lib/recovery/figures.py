@@ -50,7 +50,7 @@ def recovery_curves_figure(curves, classes: dict, tolerance: float | None = None
     ax.set_xscale("symlog", linthresh=10)
     ax.axhline(0, color="black", linewidth=0.8)
     ax.set(xlabel="fine-tuning step (symlog: linear below 10)", ylabel="NLL above baseline (nats)",
-           title="Recovery after damage: excess NLL on the evaluation blocks")
+           title="Recovery after damage:\nexcess NLL on the evaluation blocks")
     legend_below(ax, "", ncol=2)
     return finish_figure(fig, "", specimen_name)
 

@@ -4,7 +4,7 @@
   (norms per layer, singular-value spectra, effective rank)
 - ``report``: in sentences and verdicts: what the specimen is, beside the paper's description of it
 - ``figures``: weight norms across layers and one layer's singular-value spectra
-- ``explorers``: chapter 1's explorer: pick a layer, see its spectra and norms
+- ``explorers``: chapter 1's explorers: pick a layer, see its spectra and norms (live, or precomputed)
 
 Everything a notebook calls is re-exported here, so a chapter imports one package; ``Params``, ``compute``,
 ``paper_claims``, ``findings`` and ``CHAPTER`` are the chapter protocol (``core.chapter``).
@@ -31,5 +31,5 @@ CHAPTER = Chapter(1, "01_specimen", "The specimen", Params, compute, paper_claim
 # figures and explorers load matplotlib and ipywidgets: imported on first use (core.lazy)
 __getattr__, __dir__ = lazy_exports(__name__, {
     "figures": ("spectra_figure", "weight_norms_figure"),
-    "explorers": ("layer_explorer",),
+    "explorers": ("layer_explorer", "static_layer_explorer"),
 })

@@ -1,10 +1,10 @@
-"""Chapter 1's explorer: pick a layer, see its spectra and norms."""
+"""Chapter 1's explorers: pick a layer, see its spectra and norms (live, or precomputed for the published page)."""
 from __future__ import annotations
 
 import ipywidgets as widgets
 
-from ..core.widgets import live, redraw
-from .compute import singular_values, weight_norms
+from ..core.widgets import STATIC_CLASS, answer_html, figure_widget, linked_stacks, live, redraw
+from .compute import effective_rank, singular_values, weight_norms
 from .figures import spectra_figure
 
 
@@ -23,3 +23,29 @@ def layer_explorer(specimen, layer: int = 0) -> widgets.VBox:
     slider.observe(draw, names="value")
     draw()
     return live(widgets.VBox([slider, output]))
+
+
+def static_layer_explorer(specimen, layer: int = 0) -> widgets.VBox:
+    """The published page's layer explorer: every layer's spectra figure and a line per matrix (Frobenius norm,
+    largest singular value, entropy effective rank against the full rank), precomputed and linked to a layer
+    slider, so that it answers without a kernel."""
+    adapter = specimen.adapter
+    adapter.check_layer(layer)
+    norms = weight_norms(adapter)
+    where = widgets.SelectionSlider(options=[f"L{l}" for l in range(adapter.n_layers)], value=f"L{layer}",
+                                    description="layer", continuous_update=True,
+                                    layout=widgets.Layout(width="420px", max_width="100%"))
+
+    def leaf(index: int):
+        spectrum = singular_values(adapter, index)
+        ranks = effective_rank(spectrum).set_index("tensor")
+        top = spectrum[spectrum["index"] == 0].set_index("tensor")["sigma"]
+        frobenius = norms[(norms["layer"] == index) & (norms["kind"] == "matrix")].set_index("tensor")["frobenius"]
+        lines = "".join(f"<tr><td>{name}</td><td>{frobenius[name]:,.1f}</td><td>{top[name]:,.2f}</td>"
+                        f"<td>{ranks.loc[name, 'effective_rank']:,.0f} of {ranks.loc[name, 'full_rank']}</td></tr>"
+                        for name in ranks.index)
+        text = (f"<b>L{index}</b><table><thead><tr><th>matrix</th><th>Frobenius norm</th><th>largest singular "
+                f"value</th><th>effective rank</th></tr></thead><tbody>{lines}</tbody></table>")
+        return widgets.VBox([answer_html(text), figure_widget(spectra_figure(spectrum, norms, specimen.name))])
+
+    return widgets.VBox([where, linked_stacks([where], leaf)]).add_class(STATIC_CLASS)

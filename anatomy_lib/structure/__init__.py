@@ -3,7 +3,7 @@
 - ``compute``: do consecutive layers' weight changes anti-correlate?
 - ``report``: in sentences and verdicts
 - ``figures``: delta correlations against their nulls, the correlation map, the functional view
-- ``explorers``: chapter 4's explorer: the map of delta correlations for a component, specimen or null
+- ``explorers``: chapter 4's explorers: the map of delta correlations for a component, specimen or null
 
 Everything a notebook calls is re-exported here, so a chapter imports one package; ``Params``, ``compute``,
 ``paper_claims``, ``findings`` and ``CHAPTER`` are the chapter protocol (``core.chapter``).
@@ -34,5 +34,5 @@ CHAPTER = Chapter(4, "04_structure", "Structure", Params, compute, paper_claims,
 # figures and explorers load matplotlib and ipywidgets: imported on first use (core.lazy)
 __getattr__, __dir__ = lazy_exports(__name__, {
     "figures": ("correlation_map_figure", "delta_correlation_figure", "functional_figure"),
-    "explorers": ("delta_map_explorer",),
+    "explorers": ("delta_map_explorer", "static_delta_map_explorer"),
 })

@@ -129,3 +129,41 @@ def test_a_specimen_without_stored_results_is_left_out_of_the_picker(tiny_blocks
     assert by_specimen("own", own, [missing.read_only()], build) is own
     picked = by_specimen("own", own, [stored.read_only(), missing.read_only()], build)
     assert list(picked.children[0].options) == ["own", stored.specimen.name]
+
+
+def test_chapters_1_3_and_4_answer_without_a_kernel():
+    """Chapters 1, 3 and 4's published explorers: a leaf per choice of every control, each saying the numbers it
+    shows, computed from the same functions as the chapter (a tiny model stands in for the specimen)."""
+    import torch
+
+    from anatomy_lib import predictability, specimen, structure
+    from anatomy_lib.core.specimens import tiny_specimen
+    from anatomy_lib.specimen import effective_rank, singular_values
+    from anatomy_lib.structure import delta_correlation_matrix
+
+    spec = tiny_specimen("llama", n_layers=4, seed=3)
+    layers = specimen.static_layer_explorer(spec, layer=2)
+    assert "anatomy-static" in layers._dom_classes and layers.children[0].value == "L2"
+    assert len(layers.children[-1].children) == 4
+    rank = effective_rank(singular_values(spec.adapter, 3)).set_index("tensor").loc["q", "effective_rank"]
+    text = _leaf(layers, 3).children[0].value
+    assert "<b>L3</b>" in text and f"{rank:,.0f} of" in text
+    assert isinstance(_leaf(layers, 3).children[1], widgets.Image)
+
+    fits = _tables(SPECIMEN, "predictability")["fits"]
+    explorer = predictability.static_prediction_explorer(fits, SPECIMEN, "gate", 15)
+    pick, where = explorer.children[0].children
+    assert pick.value == "gate" and where.value == "L15"
+    components = list(dict.fromkeys(fits["component"]))
+    row = fits.query("component == 'down' and layer == 20 and model == 'layer-shuffled' and predictor == 'ridge' "
+                     "and fit == 'out-of-sample'").iloc[0]
+    layers_ = sorted(fits["layer"].unique())
+    text = _leaf(explorer, components.index("down"), layers_.index(20)).children[0].value
+    assert "down, L20" in text and f"{row.r2:+.2f}" in text
+
+    models = {"specimen": (spec, None), "layer-shuffled": (spec, [3, 1, 0, 2])}
+    maps = structure.static_delta_map_explorer(models, "up")
+    names = list(spec.adapter.matrix_names)
+    matrix = delta_correlation_matrix(spec.adapter.stacked("up", [3, 1, 0, 2]))
+    text = _leaf(maps, names.index("up"), 1).children[0].value
+    assert "up, layer-shuffled" in text and f"{torch.tensor(matrix).diagonal(1).mean().item():+.3f}" in text
