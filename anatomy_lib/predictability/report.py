@@ -67,3 +67,17 @@ def findings(tables: dict[str, pd.DataFrame], params=None, specimen_name: str = 
                  for r in group.itertuples()]
         out.append(f"Swapping layer(s) {layers} for predictions changes perplexity by: " + "; ".join(parts) + ".")
     return out
+
+
+def cosine_sentence(fits: pd.DataFrame) -> str:
+    """What the cosine similarities of the fits say, in one sentence (their table would be a page of zeros):
+    the range of the held-out fits' mean cosine over every model, predictor and component, against the in-sample
+    fits'."""
+    means = fits.groupby(["model", "predictor", "fit", "component"])["cosine"].mean()
+    held = means.xs("out-of-sample", level="fit")
+    inside = means.xs("in-sample", level="fit") if "in-sample" in set(fits["fit"]) else None
+    text = (f"Mean cosine similarity between predicted and real weights, held-out: {held.min():+.3f} to "
+            f"{held.max():+.3f} over every model, predictor and component ({len(held)} means)")
+    if inside is not None and len(inside):
+        text += f"; in-sample ridge: {inside.min():+.3f} to {inside.max():+.3f}"
+    return text + "."
