@@ -133,6 +133,6 @@ def test_committed_gemma_results_are_what_the_book_reads(real_gemma):
     committed = {path.stem for path in (STORE.root / real_gemma.name).rglob("*.json")}
     assert committed <= keys, f"committed Gemma results no chapter asks for: {sorted(committed - keys)}"
     required = [p for p in wanted if p.DIAGNOSTIC in {"importance", "continuations", "predictability", "structure",
-                                                   "manipulate", "activations"}]
+                                                   "manipulate", "activations", "recovery"}]
     missing = [p for p in required if STORE.load(p.DIAGNOSTIC, lab.request(p)) is None]
     assert not missing, f"the atlas's measures are not all stored for Gemma (rerun them): {missing}"
