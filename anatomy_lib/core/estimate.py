@@ -105,6 +105,8 @@ def estimate(params: DiagnosticParams, profile: Profile | None, device: str, roo
             f"for its {stored_profile} run{other}, scaled by the work these parameters ask for)")
     if device.startswith("cuda") and str(base.get("device", "")) == "cpu":
         text += "; on this GPU probably far less"
+    elif device == "cpu":
+        text += "; a GPU runtime (in Colab: Runtime > Change runtime type) is faster"
     return text
 
 

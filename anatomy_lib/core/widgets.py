@@ -94,7 +94,7 @@ def button_explorer(pick, controls: list, button: widgets.Button, tables) -> wid
 
     button.on_click(run)
     run()
-    return live(widgets.VBox([widgets.HBox([pick, widgets.VBox(controls + [button])]), output]))
+    return needs_kernel(widgets.VBox([widgets.HBox([pick, widgets.VBox(controls + [button])]), output]))
 
 
 # The class of an explorer that needs a kernel: the book's stylesheet (loaded by the published pages only, never in
@@ -102,7 +102,7 @@ def button_explorer(pick, controls: list, button: widgets.Button, tables) -> wid
 LIVE_CLASS = "anatomy-live"
 
 
-def live(explorer: widgets.Widget) -> widgets.Widget:
+def needs_kernel(explorer: widgets.Widget) -> widgets.Widget:
     """Mark an explorer as needing a kernel (``LIVE_CLASS``); returns it."""
     return explorer.add_class(LIVE_CLASS)
 
@@ -150,7 +150,7 @@ def specimen_choice(explorers: dict[str, widgets.Widget]) -> widgets.Widget:
         return next(iter(explorers.values()))
     for child in explorers.values():
         child.remove_class(STATIC_CLASS)
-    pick = widgets.ToggleButtons(options=list(explorers), description="specimen")
+    pick = widgets.ToggleButtons(options=list(explorers), description="specimen", style={"button_width": "auto"})
     stack = widgets.Stack(list(explorers.values()), selected_index=0)
     widgets.jslink((pick, "index"), (stack, "selected_index"))
     return widgets.VBox([pick, stack]).add_class(STATIC_CLASS)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import ipywidgets as widgets
 import pandas as pd
 
-from ..core.widgets import STATIC_CLASS, figure_widget, linked_stacks, live, redraw, run_busy
+from ..core.widgets import STATIC_CLASS, figure_widget, linked_stacks, needs_kernel, redraw, run_busy
 from .analysis import mean_curves
 from .compute import text_data
 from .figures import growth_curves_figure
@@ -56,8 +56,8 @@ def growth_explorer(tables, params, arms=("uniform", "developmental")):
         control.observe(draw, names="value")
     button.on_click(lambda _: run_busy(button, bar, output, work))
     draw()
-    return live(widgets.VBox([widgets.HBox([widgets.VBox([pick, seed]), widgets.VBox([live_arms, button, bar])]),
-                              output]))
+    controls = widgets.HBox([widgets.VBox([pick, seed]), widgets.VBox([live_arms, button, bar])])
+    return needs_kernel(widgets.VBox([controls, output]))
 
 
 def static_growth_explorer(tables: dict, arm: str = "developmental") -> widgets.VBox:

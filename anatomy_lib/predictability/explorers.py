@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ipywidgets as widgets
 
-from ..core.widgets import STATIC_CLASS, answer_html, figure_widget, linked_stacks, live, redraw
+from ..core.widgets import STATIC_CLASS, answer_html, figure_widget, linked_stacks, needs_kernel, redraw
 from .compute import PredictabilityParams
 from .figures import prediction_scatter, r2_by_layer_figure
 from .predictors import predict_layers, r2_and_cosine
@@ -35,7 +35,7 @@ def prediction_explorer(specimen, params=None, component: str = "gate", layer: i
     for control in (pick, slider):
         control.observe(lambda _: redraw(output, figure), names="value")
     redraw(output, figure)
-    return live(widgets.VBox([widgets.HBox([pick, slider]), output]))
+    return needs_kernel(widgets.VBox([widgets.HBox([pick, slider]), output]))
 
 
 def static_prediction_explorer(fits, specimen_name: str, component: str = "gate", layer: int = 15) -> widgets.VBox:

@@ -6,7 +6,7 @@ from dataclasses import replace
 import ipywidgets as widgets
 import pandas as pd
 
-from ..core.widgets import STATIC_CLASS, by_specimen, figure_widget, linked_stacks, redraw, run_busy
+from ..core.widgets import STATIC_CLASS, by_specimen, figure_widget, linked_stacks, needs_kernel, redraw, run_busy
 from .analysis import MAIN_CRITERION, at_sigma, judged_runs, protocol_label
 from .figures import recovery_curves_figure
 from .sweep import RecoveryContext, compute, recovery_run
@@ -63,7 +63,7 @@ def recovery_explorer(lab, params, tables, classes: dict | None = None, layer: i
     pick.observe(draw, names="value")
     button.on_click(lambda _: run_busy(button, bar, output, work))
     draw()
-    return live(widgets.VBox([widgets.HBox([widgets.VBox([pick, mode, amount]),
+    return needs_kernel(widgets.VBox([widgets.HBox([widgets.VBox([pick, mode, amount]),
                                             widgets.VBox([lr, steps, button, bar])]), output]))
 
 

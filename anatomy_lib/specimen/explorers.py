@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import ipywidgets as widgets
 
-from ..core.widgets import STATIC_CLASS, answer_html, figure_widget, linked_stacks, live, redraw
+from ..core.widgets import STATIC_CLASS, answer_html, figure_widget, linked_stacks, needs_kernel, redraw
 from .compute import effective_rank, singular_values, weight_norms
 from .figures import spectra_figure
 
@@ -22,7 +22,7 @@ def layer_explorer(specimen, layer: int = 0) -> widgets.VBox:
 
     slider.observe(draw, names="value")
     draw()
-    return live(widgets.VBox([slider, output]))
+    return needs_kernel(widgets.VBox([slider, output]))
 
 
 def static_layer_explorer(specimen, layer: int = 0) -> widgets.VBox:

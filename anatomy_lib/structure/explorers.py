@@ -5,7 +5,7 @@ from __future__ import annotations
 import ipywidgets as widgets
 import numpy as np
 
-from ..core.widgets import STATIC_CLASS, answer_html, figure_widget, linked_stacks, live, redraw
+from ..core.widgets import STATIC_CLASS, answer_html, figure_widget, linked_stacks, needs_kernel, redraw
 from .compute import delta_correlation_matrix
 from .figures import correlation_map_figure
 
@@ -26,7 +26,7 @@ def delta_map_explorer(specimens: dict, component: str = "gate"):
     for control in (pick, which):
         control.observe(lambda _: redraw(output, figure), names="value")
     redraw(output, figure)
-    return live(widgets.VBox([widgets.HBox([pick, which]), output]))
+    return needs_kernel(widgets.VBox([widgets.HBox([pick, which]), output]))
 
 
 def static_delta_map_explorer(specimens: dict, component: str = "gate") -> widgets.VBox:

@@ -56,6 +56,7 @@ def test_a_recomputation_is_announced_with_an_estimate(capsys):
     assert f"{quick.wall_time_s / 60 * 16:,.1f} min" in text and "scaled by the work these parameters ask" in text
     recovery = RecoveryParams.for_profile("quick")
     assert "GPU" in estimate.estimate(recovery, PROFILES["quick"], "cuda:0", COMMITTED)
+    assert "a GPU runtime" in estimate.estimate(recovery, PROFILES["quick"], "cpu", COMMITTED)
     nowhere = estimate.estimate(ImportanceParams(), PROFILES["quick"], "cpu", COMMITTED / "nowhere")
     assert nowhere.startswith("no stored")
     estimate.announce(StructureParams(), PROFILES["quick"], "cpu")

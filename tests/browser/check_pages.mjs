@@ -9,7 +9,8 @@
 //   column;
 // - every internal link resolves, to a page that exists and, with a #fragment, to an element with that id;
 // - every kernel-free explorer (.anatomy-static) answers every one of its controls: moving each changes the
-//   answer shown;
+//   answer shown, and a text answer names the choice made (the layer, mode, component or model picked), so the
+//   stack shown is the one computed for that choice;
 // - every live control (a widget that needs a kernel, .anatomy-live) looks inert (no pointer events, faded), and
 //   no widget control is left unmarked, looking active while it can do nothing;
 // - at 420 px, every control of a kernel-free explorer keeps a usable width.
@@ -110,8 +111,10 @@ for (const name of pages) {
     const column = article.clientWidth - parseFloat(getComputedStyle(article).paddingLeft) -
       parseFloat(getComputedStyle(article).paddingRight);
     const out = [];
+    const counts = { figures: 0, tables: 0, live_controls: 0 };
     for (const img of article.querySelectorAll("img")) {
       if (!img.naturalWidth || img.offsetParent === null) continue;
+      counts.figures++;
       const shown = img.getBoundingClientRect().width;
       if (shown < share * Math.min(img.naturalWidth, column) - 1) {
         out.push(`figure shown at ${Math.round(100 * shown / img.naturalWidth)}% of its natural ` +
@@ -122,6 +125,7 @@ for (const name of pages) {
     }
     for (const table of article.querySelectorAll("table")) {
       if (table.offsetParent === null) continue;
+      counts.tables++;
       const width = table.getBoundingClientRect().width;
       const parent = table.parentElement.getBoundingClientRect().width;
       if (width <= column + 1 && width <= parent + 1) continue;
@@ -145,6 +149,7 @@ for (const name of pages) {
         out.push(`a widget control outside any explorer class looks active without a kernel (${control.tagName})`);
         continue;
       }
+      counts.live_controls++;
       let inert = false;
       for (let e = control; e && e !== live.parentElement; e = e.parentElement) {
         const s = getComputedStyle(e);
@@ -152,14 +157,16 @@ for (const name of pages) {
       }
       if (!inert) out.push(`a live control looks active without a kernel (${control.tagName})`);
     }
-    return out;
+    return { out, counts };
   }, { share: MIN_FIGURE_SHARE });
-  problems.push(...layout);
+  problems.push(...layout.out);
+  const checked = { ...layout.counts, links: 0 };
 
   // internal links and anchors
   const links = await page.evaluate(() => [...document.querySelectorAll("article a[href]")].map((a) => a.getAttribute("href")));
   for (const href of new Set(links)) {
     if (/^[a-z]+:/i.test(href) || href.startsWith("//")) continue;
+    checked.links++;
     const [target, fragment] = href.split("#");
     const targetFile = target ? path.resolve(path.dirname(file), decodeURI(target)) : file;
     const known = ids(targetFile);
@@ -176,7 +183,18 @@ for (const name of pages) {
       const how = await move(page, explorer, kind, index);
       await page.waitForTimeout(400);
       const after = await explorer.evaluate(visibleAnswer);
-      const ok = Boolean(before) && Boolean(after) && before !== after;
+      // the answer shown is the one for the choice made: a text answer names the chosen layer, mode or model
+      const chosen = await explorer.evaluate((e, [kind, index]) => {
+        if (kind === "slider") return e.querySelectorAll(".widget-readout")[index]?.innerText?.trim();
+        if (kind === "select") { const s = e.querySelectorAll("select")[index]; return s.options[s.selectedIndex]?.text; }
+        return e.querySelectorAll(".widget-toggle-buttons")[index]?.querySelector(".mod-active")?.innerText?.trim();
+      }, [kind, index]);
+      const texts = await explorer.evaluate((e) => [...e.querySelectorAll(".anatomy-answer")]
+        .filter((a) => a.offsetParent !== null).map((a) => a.innerText).join(" "));
+      const plain = (t) => (t || "").replace(/\s+/g, " ").trim();  // a widget's labels use no-break spaces
+      const matches = !texts || kind === "toggle" || !chosen || plain(texts).includes(plain(chosen));
+      if (!matches) problems.push(`explorer ${i}: after choosing ${chosen} the answer does not name it`);
+      const ok = Boolean(before) && Boolean(after) && before !== after && matches;
       moves.push({ explorer: i, control: `${kind} ${index}`, how, ok, before: before.slice(0, 100),
                    after: after.slice(0, 100) });
       if (!ok) problems.push(`explorer ${i}: ${kind} ${index} (${how}) does not change the answer`);
@@ -197,7 +215,7 @@ for (const name of pages) {
         if (width < least[kind]) out.push(`at 420 px a ${kind} is ${Math.round(width)} px wide`);
         if (e.getBoundingClientRect().right > window.innerWidth + 1) out.push(`at 420 px a ${kind} leaves the screen`);
       });
-      check(".slider-container, .widget-slider .ui-slider, [role=slider]", "slider");
+      check(".slider-container", "slider");  // the track (the handle, [role=slider], is 16 px by design)
       check("select", "select");
       check(".widget-toggle-buttons button", "button");
     }
@@ -207,12 +225,15 @@ for (const name of pages) {
   if (shotsDir) await page.screenshot({ path: path.join(shotsDir, `${name.replace(".html", "")}-420.png`), fullPage: true });
 
   const bytes = [...sizes.values()].reduce((a, b) => a + b, 0);
-  const entry = { page: name, bytes, html_bytes: fs.statSync(file).size, failed, errors, problems, explorers: moves };
+  const entry = { page: name, bytes, html_bytes: fs.statSync(file).size, failed, errors, problems, checked,
+                  explorers: moves };
   if (failed.length || errors.length || problems.length || entry.html_bytes > MAX_BYTES) failures++;
   report.push(entry);
   console.log(`${name}: page ${(entry.html_bytes / 1e6).toFixed(2)} MB, ${(bytes / 1e6).toFixed(2)} MB loaded with ` +
     `shared scripts, ${failed.length} failed requests, ${errors.length} console errors, ` +
-    `${moves.length} controls moved (${moves.filter((m) => !m.ok).length} stuck), ${problems.length} problems`);
+    `${moves.length} controls moved (${moves.filter((m) => !m.ok).length} stuck), checked ${checked.figures} ` +
+    `figures, ${checked.tables} tables, ${checked.links} links, ${checked.live_controls} live controls: ` +
+    `${problems.length} problems`);
   for (const f of failed) console.log(`  failed: ${f}`);
   for (const e of errors) console.log(`  error: ${e.slice(0, 300)}`);
   for (const p of problems) console.log(`  problem: ${p}`);
