@@ -85,9 +85,7 @@ def atlas_figure(tables: dict[str, pd.DataFrame]):
             alpha.fill_between(part["alpha"], part["ci_low"], part["ci_high"], color=colour, alpha=0.15)
     alpha.axvline(MANIPULATION_PAPER["alpha"], **PAPER_STYLE)
     alpha.set(yscale="symlog", xlabel="alpha (writers scaled)", ylabel="perplexity change, % (symlog)",
-              title="Manipulation:\nalpha curves")
-    alpha.text(0.02, 0.95, "one line per sweep layer, shallower solid;\ndashed vertical: the paper's alpha",
-               transform=alpha.transAxes, fontsize=SMALL, va="top", color="dimgrey")
+              title="Manipulation: alpha curves\n(dashed: the paper's alpha)")
 
     runs = tables["recovery"]
     for name, rows in (runs.groupby("specimen", sort=False) if not runs.empty else []):

@@ -119,6 +119,9 @@ def show_table(table: pd.DataFrame, formats: dict | None = None, headers: dict |
     text_columns = [names[c] for c in shown.columns if c in left or shown[c].map(_is_text).all()]
     if text_columns:
         styler = styler.set_properties(subset=text_columns, **{"text-align": "left"})
+        positions = [i for i, c in enumerate(shown.columns) if names[c] in text_columns]
+        styler = styler.set_table_styles([{"selector": f"th.col_heading.col{i}", "props": "text-align: left;"}
+                                          for i in positions], overwrite=False)
     if caption:
         styler = styler.set_caption(html.escape(caption))
     return HTML(f'<div class="anatomy-table">{styler.to_html()}</div>')
