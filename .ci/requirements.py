@@ -34,9 +34,14 @@ def floors(extras: list[str]) -> list[str]:
 
 
 def satisfied(requirement: str) -> bool:
+    """Whether the running environment already has a version in range (False where it cannot tell: a bare
+    environment without `packaging` installs everything, as pip would)."""
     from importlib.metadata import PackageNotFoundError, version
 
-    from packaging.requirements import Requirement
+    try:
+        from packaging.requirements import Requirement
+    except ImportError:
+        return False
 
     wanted = Requirement(requirement)
     try:
