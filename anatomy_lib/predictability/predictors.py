@@ -22,7 +22,8 @@ def _pairs(n_layers: int, context: int) -> list[tuple[list[int], int]]:
     return [(list(range(t - context, t)), t) for t in range(context, n_layers)]
 
 
-def _projection(n_features: int, proj_dim: int, seed: int) -> np.ndarray:
+def random_projection(n_features: int, proj_dim: int, seed: int) -> np.ndarray:
+    """The fixed Gaussian map from a layer's flattened weights to the ``proj_dim`` features a layerwise fit sees."""
     rng = np.random.default_rng(seed)
     return rng.standard_normal((n_features, proj_dim)).astype(np.float32) / np.sqrt(proj_dim)
 
@@ -30,7 +31,7 @@ def _projection(n_features: int, proj_dim: int, seed: int) -> np.ndarray:
 class _Layerwise:
     def __init__(self, weights: np.ndarray, context: int, ridge_alpha: float, proj_dim: int, seed: int):
         self.weights, self.context, self.ridge_alpha = weights, context, ridge_alpha
-        self.features = weights @ _projection(weights.shape[1], proj_dim, seed)  # (layers, proj_dim)
+        self.features = weights @ random_projection(weights.shape[1], proj_dim, seed)  # (layers, proj_dim)
 
     def _x(self, sources):
         return np.concatenate([self.features[s] for s in sources])

@@ -120,6 +120,28 @@ def _block_matrix(blocks: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     return wide.index.to_numpy(), wide.to_numpy(dtype=np.float64)
 
 
+def judge_curve(steps, damaged, reference, criterion: Criterion = MAIN_CRITERION, n_boot: int = 2000, seed: int = 0,
+                level: float = 0.95) -> dict:
+    """One run judged by ``criterion``: ``damaged`` and ``reference`` are (steps, blocks) NLLs of the damaged run
+    and of its reference (the sham at the same steps, or the intact model), paired block by block. Returns the
+    remaining excess per step, the share of the initial damage undone with its paired interval (the same
+    resampled blocks for the run, its reference and its initial damage), and the evaluation steps at which the
+    run counts as recovered (never step 0)."""
+    excess = np.asarray(damaged, dtype=np.float64) - np.asarray(reference, dtype=np.float64)
+    draws = resample_indices(excess.shape[1], n_boot, seed)
+    remaining = excess.mean(axis=1)
+    boot = excess[:, draws].mean(axis=2)  # (steps, n_boot)
+    undone = 1 - remaining / remaining[0]
+    boot_undone = 1 - boot / boot[0]
+    tail = (1 - level) / 2 * 100
+    undone_low = np.percentile(boot_undone, tail, axis=1)
+    excess_low = np.percentile(boot, tail, axis=1)
+    met = (excess_low <= 0) if criterion.share is None else (undone_low >= criterion.share)
+    met[0] = False
+    return {"initial": float(remaining[0]), "remaining": remaining, "undone": undone, "undone_low": undone_low,
+            "undone_high": np.percentile(boot_undone, 100 - tail, axis=1), "recovered_at": np.asarray(steps)[met]}
+
+
 def judged_runs(tables: dict[str, pd.DataFrame], criterion: Criterion = MAIN_CRITERION, n_boot: int = 2000,
                 seed: int = 0, level: float = 0.95) -> pd.DataFrame:
     """Every damaged run judged by ``criterion``: the share of its initial damage undone at each evaluation
@@ -142,28 +164,18 @@ def judged_runs(tables: dict[str, pd.DataFrame], criterion: Criterion = MAIN_CRI
                 raise ValueError(f"the sham of L{run.layer} was evaluated at other steps than its damaged run")
         else:
             reference = np.broadcast_to(base, damaged.shape)
-        excess = damaged - reference  # (steps, blocks), paired block by block
-        draws = resample_indices(excess.shape[1], n_boot, seed)
-        remaining = excess.mean(axis=1)
-        boot = excess[:, draws].mean(axis=2)  # (steps, n_boot)
-        initial, boot_initial = remaining[0], boot[0]
-        undone = 1 - remaining / initial
-        boot_undone = 1 - boot / boot_initial
-        tail = (1 - level) / 2 * 100
-        undone_low = np.percentile(boot_undone, tail, axis=1)
-        undone_high = np.percentile(boot_undone, 100 - tail, axis=1)
-        excess_low = np.percentile(boot, tail, axis=1)
-        met = (excess_low <= 0) if criterion.share is None else (undone_low >= criterion.share)
-        met[0] = False
-        recovered_at = steps[met]
+        judged = judge_curve(steps, damaged, reference, criterion, n_boot, seed, level)
+        initial, remaining = judged["initial"], judged["remaining"]
+        recovered_at = judged["recovered_at"]
         area = float(np.sum((remaining[1:] + remaining[:-1]) / 2 * np.diff(steps)))
         rows.append({"layer": int(run.layer), "protocol": run.protocol, "sigma": float(run.sigma),
                      "noise_seed": int(run.noise_seed), "criterion": criterion.label,
                      "initial_excess_nll": float(initial), "recovered": bool(len(recovered_at)),
                      "steps_to_recover": float(recovered_at[0]) if len(recovered_at) else np.nan,
                      "budget": int(run.budget), "final_excess_nll": float(remaining[-1]),
-                     "recovered_fraction": float(undone[-1]), "fraction_low": float(undone_low[-1]),
-                     "fraction_high": float(undone_high[-1]), "area_excess_nll": area,
+                     "recovered_fraction": float(judged["undone"][-1]),
+                     "fraction_low": float(judged["undone_low"][-1]),
+                     "fraction_high": float(judged["undone_high"][-1]), "area_excess_nll": area,
                      "normalized_area": area / (initial * run.budget) if initial > 0 else np.nan})
     return pd.DataFrame(rows)
 

@@ -108,29 +108,39 @@ def matched_sigma(eval_lab, layer: int, target_nats: float, seed: int, tensors: 
     sigmas a factor of two apart (doubling up from 0.25, or halving down), then bisect on log sigma. If even
     ``sigma_max`` stays below the target, that sigma and its damage come back."""
     positive_number(target_nats, "target_nats")
+    return bracket_and_bisect(lambda sigma: initial_excess(eval_lab, layer, sigma, seed, tensors), target_nats,
+                              bisection_steps, sigma_max)
+
+
+def bracket_and_bisect(excess, target: float, bisection_steps: int = 7, sigma_max: float = 64.0,
+                       start: float = 0.25) -> tuple[float, float]:
+    """(sigma, excess(sigma)) closest to ``target`` for an increasing ``excess``, each value computed once (each
+    is a forward pass over the evaluation blocks): bracket the target between two sigmas a factor of two apart
+    (doubling up from ``start``, or halving down), then bisect on log sigma. If even ``sigma_max`` stays below
+    the target, that sigma and its excess come back."""
     tried: dict[float, float] = {}
 
-    def excess(sigma: float) -> float:
+    def measured(sigma: float) -> float:
         if sigma not in tried:
-            tried[sigma] = initial_excess(eval_lab, layer, sigma, seed, tensors)
+            tried[sigma] = float(excess(sigma))
         return tried[sigma]
 
-    low, high = 0.0, 0.25
-    while excess(high) < target_nats and high < sigma_max:
+    low, high = 0.0, start
+    while measured(high) < target and high < sigma_max:
         low, high = high, high * 2
     while low == 0.0 and high > 1e-6:  # the first sigma already overshoots: halve until one falls short
-        if excess(high / 2) < target_nats:
+        if measured(high / 2) < target:
             low = high / 2
         else:
             high = high / 2
-    if excess(high) >= target_nats and low > 0:
+    if measured(high) >= target and low > 0:
         for _ in range(bisection_steps):
             middle = float(np.sqrt(low * high))
-            if excess(middle) < target_nats:
+            if measured(middle) < target:
                 low = middle
             else:
                 high = middle
-    best = min(tried, key=lambda s: abs(tried[s] - target_nats))
+    best = min(tried, key=lambda s: abs(tried[s] - target))
     return float(best), tried[best]
 
 
