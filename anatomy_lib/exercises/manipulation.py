@@ -171,7 +171,7 @@ def _without_finally(adapter, layer, alpha):
 
 EXERCISES = (
     Exercise("alpha-scaling", 5, "Scaling a layer's contribution by alpha",
-             "Write chapter 5's scale strategy for a pre-norm (Llama) and a post-norm (Gemma 3) family.",
+             "Write chapter 5's scale strategy for a pre-norm (Llama) and a post-norm (Gemma-3) family.",
              SCALE_STUB, scale_contribution, _scale_cases,
              mistakes={"every matrix scaled": (_scales_every_matrix, "Llama (pre-norm)"),
                        "the stored gain scaled, not 1 + w": (_ignores_offset, "Gemma 3")},

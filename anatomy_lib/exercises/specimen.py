@@ -122,7 +122,7 @@ def _resamples_tokens(token_nll, n_boot=2000, seed=0):
 EXERCISES = (
     Exercise("layer-parameters", 1, "A decoder layer's parameters from the config",
              "Count one decoder layer's parameters from the config alone, for Llama (grouped-query attention "
-             "included) and Gemma 3.", LAYER_STUB, layer_parameters, _layer_cases,
+             "included) and Gemma-3.", LAYER_STUB, layer_parameters, _layer_cases,
              mistakes={"matrices only (forgets the norm gains)": (_layer_matrices_only, "Llama, 4 query heads"),
                        "k and v as wide as q (ignores grouped-query attention)": (
                            _layer_ignores_gqa, "Llama with grouped-query attention")},

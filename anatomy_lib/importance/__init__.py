@@ -53,7 +53,17 @@ from .compute import (
     operator_panel,
     stream_means,
 )
-from .report import PAPER, activation_findings, findings, operator_findings, operator_table, paper_claims
+from .report import (
+    PAPER,
+    activation_findings,
+    class_stability,
+    findings,
+    index_sensitivity,
+    operator_findings,
+    operator_table,
+    paper_claims,
+    stability_sentence,
+)
 
 Params = ImportanceParams
 CHAPTER = Chapter(2, "02_importance", "Importance", Params, compute, paper_claims, findings,

@@ -208,3 +208,42 @@ def activation_findings(profiles: dict[str, dict[str, pd.DataFrame]], correlatio
                        + (", ".join(same) if same else "no operator") + "; the most important layers are "
                        + ", ".join(f"L{r.top_layer} ({r.operator})" for r in ranked) + ".")
     return out
+
+
+def index_sensitivity(tables: dict[str, pd.DataFrame], params: ImportanceParams | None = None,
+                      thresholds: Thresholds = Thresholds()) -> pd.DataFrame:
+    """Every claim of ``paper_claims`` under both readings of the paper's layer numbers (as our indices, and
+    1-based), side by side, with whether the verdict changes: the paper does not say which it uses."""
+    rows = []
+    for zero, one in zip(paper_claims(tables, params, False, thresholds),
+                         paper_claims(tables, params, True, thresholds)):
+        rows.append({"claim": zero.claim, "paper (as our indices)": zero.paper, "verdict (as our indices)":
+                     zero.verdict, "paper (1-based)": one.paper, "verdict (1-based)": one.verdict,
+                     "verdict changes": "yes" if zero.verdict != one.verdict else "no"})
+    return pd.DataFrame(rows)
+
+
+def class_stability(first: pd.DataFrame, second: pd.DataFrame, names=("first", "second")) -> pd.DataFrame:
+    """Per layer, its class and change (with interval) in two importance tables of the same specimen (e.g. two
+    selections of evaluation text), and whether the class survives."""
+    a, b = (t.set_index("layer") for t in (first, second))
+    rows = []
+    for layer in a.index:
+        row = {"layer": int(layer)}
+        for name, t in zip(names, (a, b)):
+            row[f"class ({name})"] = t.loc[layer, "class"]
+            row[f"change ({name})"] = _pct(t.loc[layer])
+        row["same class"] = "yes" if a.loc[layer, "class"] == b.loc[layer, "class"] else "no"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def stability_sentence(stability: pd.DataFrame, names=("first", "second")) -> str:
+    """How many layers keep their class between the two tables, and which move (with both classes)."""
+    moved = stability[stability["same class"] == "no"]
+    text = f"{len(stability) - len(moved)} of {len(stability)} layers keep their class from the {names[0]} to the " \
+           f"{names[1]} selection of text"
+    if moved.empty:
+        return text + "."
+    moves = (f"L{r.layer} moves from {r[1]} to {r[3]}" for r in moved.itertuples(index=False))
+    return text + "; " + ", ".join(moves) + "."
