@@ -12,12 +12,15 @@ an optimistic bound, since small models use a GPU less well than a CPU).
 """
 from __future__ import annotations
 
+import html
 import time
 from dataclasses import dataclass, replace
 
 import pandas as pd
+from IPython.display import HTML
 
 from . import exercises
+from .core.display import show_table
 from .core.estimate import stored_runs
 from .core.gpu import from_cpu
 from .core.lab import open_lab
@@ -106,6 +109,8 @@ class SessionPlan:
     live: str  # the cells run live at the defaults
     groups: dict  # {group: parameter overrides} for the group-work segment (``group_verdicts``)
     fallback: str  # the same session without a kernel
+    predict: str = ""  # the questions everyone answers before running anything
+    discuss: str = ""  # the discussion questions that close the session
 
 
 def _segments(plan: SessionPlan) -> list[Segment]:
@@ -126,29 +131,61 @@ def _segments(plan: SessionPlan) -> list[Segment]:
 PLANS = {
     1: SessionPlan(1, "the architecture and the parameter budget tables", "the baseline-perplexity cell",
                    {"defaults": {}}, "read the budget table and the interval on the built page; the exercises' "
-                   "checkers run in any Python with the library installed"),
+                   "checkers run in any Python with the library installed",
+                   predict=('What share of the parameters is the token embedding? Would a perplexity interval be '
+                            'narrower or wider if it resampled tokens instead of blocks?'),
+                   discuss=('The offline specimen is quantised and instruction-tuned. Which later claims could that '
+                            'change, and which should be immune?')),
     2: SessionPlan(2, "the paper's importance map beside ours (the anatomy strip)", "the sweep cell (stored)",
                    {"defaults": {}, "norms kept (matrices only)": {"tensors": "matrices"},
                     "another selection of text": {"blocks_seed": 1, "seed": 1}},
                    "the static explorer on the page answers the single-layer questions; joint ablations need a "
-                   "kernel"),
+                   "kernel",
+                   predict=("Which layer will matter most, and will replacing a layer by its neighbours' mean and "
+                            'skipping it agree?'),
+                   discuss=('Is the paper\'s map a map of the model or of its ablation method? What would an "anti-'
+                            'layer" need to be real?')),
     3: SessionPlan(3, "the in-sample against held-out R² figure", "the fits cell (stored)",
                    {"defaults": {}, "elementwise": {"formulation": "elementwise"}},
-                   "the kernel-free prediction explorer on the page"),
+                   "the kernel-free prediction explorer on the page",
+                   predict=('With one sample per layer pair and more features than samples, what in-sample R² will a '
+                            'randomly initialised model reach? Will ridge beat copying the previous layer on held-out '
+                            'layers?'),
+                   discuss='Is there an "R²-perplexity paradox" once R² is measured out of sample?'),
     4: SessionPlan(4, "the delta-correlation figure with its nulls", "the structure cell (stored)",
-                   {"defaults": {}}, "the kernel-free delta map explorer on the page"),
+                   {"defaults": {}}, "the kernel-free delta map explorer on the page",
+                   predict=('What lag-one correlation do independent layers give, and what do a random walk and an '
+                            'autoregressive process give?'),
+                   discuss='When does a number that matches a null model still tell us something?'),
     5: SessionPlan(5, "the strategy map and the alpha curves", "the strategy and alpha cells (stored)",
-                   {"defaults": {}}, "the kernel-free strategy explorer on the page"),
+                   {"defaults": {}}, "the kernel-free strategy explorer on the page",
+                   predict=('Which strategy keeps the most facts when applied to every connective-tissue layer at once?'
+                            ' Is there an alpha that improves perplexity?'),
+                   discuss='What makes a coherence measure trustworthy? How many questions does a difference need?'),
     6: SessionPlan(6, "the recovery curves with their shams", "the recovery cell (stored)",
                    {"defaults": {}}, "the kernel-free recovery explorer on the page (recomputing a run takes "
-                   "minutes per layer on a CPU)"),
+                   "minutes per layer on a CPU)",
+                   predict=('Will the most important layer recover slowest? How much does fine-tuning alone (the sham) '
+                            'move the loss?'),
+                   discuss=('"recovers within N steps" is a claim about an optimiser as much as about a layer. What '
+                            'would a claim about the layer alone look like?')),
     7: SessionPlan(7, "the loss-against-FLOPs figure with the shallow control", "the growth cells (stored)",
                    {"defaults": {}}, "the kernel-free growth explorer on the page; training needs a GPU at the "
-                   "paper profile"),
+                   "paper profile",
+                   predict=('At equal FLOPs, will growing a model beat training it at full depth from the start? Will a'
+                            ' shallow model trained on the whole budget beat both?'),
+                   discuss=('The paper compared at equal steps. What does that comparison reward, and what would '
+                            'convince you that a growth schedule helps?')),
     8: SessionPlan(8, "the atlas figures, both specimens at relative depth", "the atlas cells (stored)",
-                   {"defaults": {}}, "the atlas page itself: every figure is static"),
+                   {"defaults": {}}, "the atlas page itself: every figure is static",
+                   predict=("Which of the paper's layer-specific claims will hold on Gemma-3-270M at the same relative "
+                            'depth?'),
+                   discuss='How many specimens would a claim about "transformers" need?'),
     9: SessionPlan(9, "the verdicts table and its counts", "the verdicts cells (stored)",
-                   {"defaults": {}}, "the verdicts page itself: every table is static"),
+                   {"defaults": {}}, "the verdicts page itself: every table is static",
+                   predict="Which of the paper's claims will survive the controls?",
+                   discuss=('Which verdicts would change on the base model, at the `paper` profile, or with another '
+                            'corpus? Write the experiment that would settle one of them.')),
 }
 
 
@@ -170,10 +207,12 @@ def session_minutes(chapter: int) -> int:
 
 
 # ---- group work ------------------------------------------------------------------------------------------------
-def group_verdicts(lab, chapter: int, groups: dict[str, dict], progress: bool = False, **compute_options):
+def group_verdicts(lab, chapter: int, groups: dict[str, dict], progress: bool = False, read_only: bool = False,
+                   **compute_options):
     """One row per claim of ``chapter``, one verdict column per group: each group's parameters are the chapter's
     defaults with its overrides (``blocks_seed`` picks another selection of evaluation text). Results come from
-    the store where they match, and are computed otherwise, as the chapter would."""
+    the store where they match, and are computed otherwise, as the chapter would (never, with ``read_only``:
+    a missing result raises ``NotStored``)."""
     by_number = {c.number: c for c in CHAPTERS}
     if chapter not in by_number:
         raise ValueError(f"no chapter {chapter} with claims; choose one of {sorted(by_number)}")
@@ -184,9 +223,41 @@ def group_verdicts(lab, chapter: int, groups: dict[str, dict], progress: bool = 
         blocks_seed = overrides.pop("blocks_seed", None)
         group_lab = lab if blocks_seed is None else open_lab(lab.specimen, lab.profile, seed=blocks_seed,
                                                              progress=progress)
+        group_lab = group_lab.read_only() if read_only else group_lab
         params = replace(book_chapter.defaults(lab.profile.name, lab.specimen.name), **overrides)
         tables = book_chapter.compute(group_lab, params, progress=progress, **compute_options)
         claims = pd.DataFrame([{"claim": c.claim, "paper": c.paper, name: c.verdict}
                                for c in book_chapter.paper_claims(tables, params)])
         table = claims if table is None else table.merge(claims[["claim", name]], on="claim", how="outer")
     return table
+
+
+def show_plan(chapter: int):
+    """A session's plan as the guide shows it: the minute table, the groups for the group work, the fallback."""
+    plan = PLANS[chapter]
+    groups = "; ".join(f"<b>{html.escape(name)}</b>: " + (", ".join(f"<code>{k} = {v!r}</code>" for k, v in
+                                                                  overrides.items()) or "the chapter's defaults")
+                       for name, overrides in plan.groups.items())
+    table = show_table(session_plan(chapter), left=("activity", "cells"),
+                       caption=f"session plan, {session_minutes(chapter)} minutes")
+    return HTML(f"<p><b>Predict before you run</b> (minutes 10 to 20): {html.escape(plan.predict)}</p>"
+                + table.data + f"<p><b>Groups</b>: {groups}.</p><p><b>Without a kernel</b>: "
+                f"{html.escape(plan.fallback)}.</p><p><b>Discussion</b>: {html.escape(plan.discuss)}</p>")
+
+
+def handout(chapter: int) -> HTML:
+    """A session's one-page sheet for students: the predictions to write down before running, the exercises to
+    check (the call that checks each), a grid for the groups' verdicts, the discussion questions."""
+    plan = PLANS[chapter]
+    checks = "".join(f"<li><b>{html.escape(e.title)}</b>: write <code>{e.function_name}</code>, then "
+                     f"<code>exercises.check(\"{e.key}\", {e.function_name})</code></li>"
+                     for e in exercises.of_chapter(chapter))
+    groups = "".join(f"<th>{html.escape(name)}</th>" for name in plan.groups)
+    rows = "".join(f"<tr><td>claim {i}</td>" + "<td></td>" * len(plan.groups) + "</tr>" for i in (1, 2, 3))
+    return HTML(f'<div class="anatomy-handout"><h3>Chapter {chapter}</h3>'
+                f"<p><b>Before you run anything, write down</b>: {html.escape(plan.predict)}</p>"
+                '<div class="anatomy-handout-space"></div>'
+                f"<p><b>Exercises that check themselves</b> (chapter {chapter}'s page, at its end):</p>"
+                f"<ol>{checks}</ol>"
+                f'<p><b>Your groups\' verdicts</b>:</p><table class="anatomy-handout-grid"><tr><th></th>{groups}'
+                f"</tr>{rows}</table><p><b>Discussion</b>: {html.escape(plan.discuss)}</p></div>")

@@ -61,3 +61,72 @@ def test_a_recomputation_is_announced_with_an_estimate(capsys):
     assert nowhere.startswith("no stored")
     estimate.announce(StructureParams(), PROFILES["quick"], "cpu")
     assert capsys.readouterr().out.startswith("computing structure (profile quick, cpu)")
+
+
+# ---- plans, handout, rehearsal, group work ----------------------------------------------------------------
+def test_every_chapter_has_a_ninety_minute_plan_with_questions_and_a_fallback():
+    from anatomy_lib.verdicts import CHAPTERS
+
+    assert set(seminar.PLANS) == {c.number for c in CHAPTERS} | {8, 9}
+    for chapter, plan in seminar.PLANS.items():
+        table = seminar.session_plan(chapter)
+        assert seminar.session_minutes(chapter) == 90
+        assert (table["from (min)"].iloc[1:].to_numpy() == table["to (min)"].iloc[:-1].to_numpy()).all()
+        assert set(table["cells"]) == {"live", "read", "pause"}
+        assert plan.predict.endswith("?") and plan.discuss and plan.fallback and "defaults" in plan.groups
+        shown = seminar.show_plan(chapter).data
+        assert plan.predict[:20] in shown.replace("&#x27;", "'") and "Without a kernel" in shown
+
+
+def test_a_missing_session_names_the_choices():
+    with pytest.raises(ValueError, match="choose one of"):
+        seminar.session_plan(12)
+
+
+def test_the_handout_lists_each_sessions_checks_and_a_grid_per_group():
+    from anatomy_lib import exercises
+
+    for chapter, plan in seminar.PLANS.items():
+        sheet = seminar.handout(chapter).data
+        for e in exercises.of_chapter(chapter):
+            assert f'exercises.check("{e.key}", {e.function_name})' in sheet
+        assert sheet.count("<th>") == len(plan.groups) + 1
+
+
+def test_rehearsal_times_every_exercise_and_each_checker_works():
+    rehearsed = seminar.rehearsal(chapters={4, 7})
+    assert set(rehearsed["chapter"]) == {4, 7} and rehearsed["checker works"].all()
+    assert (rehearsed[["stub check (s)", "solved check (s)"]] < 60).all().all()
+
+
+def test_every_chapter_page_carries_its_exercises_with_a_check_and_a_folded_solution():
+    import json
+
+    from anatomy_lib import exercises
+
+    book = Path(__file__).resolve().parents[2] / "book"
+    for chapter in range(1, 10):
+        page = next(book.glob(f"0{chapter}_*.ipynb"))
+        cells = json.loads(page.read_text())["cells"]
+        for e in exercises.of_chapter(chapter):
+            checks = [c for c in cells if f'exercises.check("{e.key}", {e.function_name})' in "".join(c["source"])]
+            solutions = [c for c in cells if f'exercises.solution("{e.key}")' in "".join(c["source"])]
+            assert len(checks) == 1 and "exercise-check" in checks[0]["metadata"]["tags"], (page.name, e.key)
+            assert e.stub.strip() in "".join(checks[0]["source"])
+            assert len(solutions) == 1 and "hide-cell" in solutions[0]["metadata"]["tags"], (page.name, e.key)
+            assert solutions[0]["metadata"].get("cellView") == "form"  # folded in Colab as well
+
+
+@pytest.mark.specimen
+def test_group_verdicts_put_two_stored_selections_of_text_side_by_side(real_specimen, monkeypatch):
+    from anatomy_lib import open_lab
+
+    monkeypatch.setenv("ANATOMY_DATA", str(COMMITTED.parent))  # the committed store, read only
+
+    lab = open_lab(real_specimen, "quick", progress=False).read_only()
+    table = seminar.group_verdicts(lab, 2, {"defaults": {}, "seed 1": {"blocks_seed": 1, "seed": 1}},
+                                   modes=("neighbor_mean",), read_only=True)
+    assert list(table.columns) == ["claim", "paper", "defaults", "seed 1"]
+    assert len(table) == 6 and table[["defaults", "seed 1"]].notna().all().all()
+    with pytest.raises(ValueError, match="choose one of"):
+        seminar.group_verdicts(lab, 11, {"defaults": {}})
