@@ -8,7 +8,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "anatomy_lib"
 CHAPTERS = {"specimen", "importance", "predictability", "structure", "manipulation", "recovery", "growth",
             "quantisation"}
-TOP = {"verdicts", "seminar", "exercises", "cli", "benchmark", "__main__", "__init__"}
+TOP = {"verdicts", "seminar", "exercises", "paper_run", "cli", "benchmark", "__main__", "__init__"}
 BUILDS_ON = {"manipulation": {"importance"}, "recovery": {"importance"}, "growth": {"importance"},
              "quantisation": {"growth", "importance", "predictability", "structure"}}
 PRESENTATION = {"matplotlib", "seaborn", "ipywidgets"}

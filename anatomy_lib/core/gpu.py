@@ -10,7 +10,7 @@ well than a CPU; data-parallel scaling over several GPUs is taken as perfect.
 """
 from __future__ import annotations
 
-FP32_TFLOPS = {"Colab T4": 8.1, "A100": 19.5, "H100": 66.9}  # dense fp32 peaks (NVIDIA datasheets; H100 SXM)
+FP32_TFLOPS = {"Colab T4": 8.1, "A100": 19.5, "H100": 66.9, "H200": 66.9}  # dense fp32 peaks (NVIDIA datasheets; SXM)
 UTILISATION = 0.4  # the share of a peak the work sustains (the growth models reach about this on a CPU)
 
 

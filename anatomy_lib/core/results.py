@@ -78,7 +78,15 @@ def environment() -> dict:
     return {"anatomy_lib": __version__, "git_commit": git_commit(), "code_changed_since_commit":
             code_changed_since_commit(), "torch": torch.__version__,
             "transformers": transformers.__version__, "python": platform.python_version(),
-            "platform": platform.platform()}
+            "platform": platform.platform(), **_accelerator()}
+
+
+def _accelerator() -> dict:
+    """The GPU a result was computed on, and the CUDA build torch uses (nothing on a machine without one)."""
+    if not torch.cuda.is_available():
+        return {}
+    return {"gpu": torch.cuda.get_device_name(0), "cuda": torch.version.cuda,
+            "gpu_memory_gib": round(torch.cuda.get_device_properties(0).total_memory / 2 ** 30, 1)}
 
 
 def _umask() -> int:
