@@ -25,6 +25,7 @@ from .core.estimate import stored_runs
 from .core.gpu import from_cpu
 from .core.lab import open_lab
 from .core.profiles import PROFILES
+from .importance import SECOND_SELECTION
 from .quantisation import QuantisationParams
 from .verdicts import CHAPTERS
 
@@ -138,7 +139,7 @@ PLANS = {
                             'change, and which should be immune?')),
     2: SessionPlan(2, "the paper's importance map beside ours (the anatomy strip)", "the sweep cell (stored)",
                    {"defaults": {}, "norms kept (matrices only)": {"tensors": "matrices"},
-                    "another selection of text": {"blocks_seed": 1, "seed": 1}},
+                    "another selection of text": {"blocks_seed": SECOND_SELECTION, "seed": SECOND_SELECTION}},
                    "the static explorer on the page answers the single-layer questions; joint ablations need a "
                    "kernel",
                    predict=("Which layer will matter most, and will replacing a layer by its neighbours' mean and "

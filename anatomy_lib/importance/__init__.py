@@ -37,6 +37,7 @@ from .analysis import (
 from .compute import (
     MODES,
     OPERATORS,
+    SECOND_SELECTION,
     SKIP_PART,
     STREAM_OPERATORS,
     TENSOR_SETS,

@@ -41,6 +41,7 @@ MODES = ("neighbor_mean", "skip", "attn_only", "mlp_only")  # chapter 2's map: w
 STREAM_OPERATORS = ("zero_stream", "mean_stream", "mean_update")  # edits of what a layer hands on
 OPERATORS = MODES + STREAM_OPERATORS
 TENSOR_SETS = ("all", "matrices")
+SECOND_SELECTION = 1  # the other selection of evaluation text the store holds (blocks and bootstrap seed)
 SKIP_PART = {"skip": "block", "attn_only": "attn", "mlp_only": "mlp"}
 
 

@@ -13,6 +13,7 @@ from anatomy_lib.core.lab import Baseline
 from anatomy_lib.core.results import ResultStore, request_key
 from anatomy_lib.importance import (
     MODES,
+    SECOND_SELECTION,
     STREAM_OPERATORS,
     ActivationParams,
     ContinuationParams,
@@ -116,7 +117,11 @@ def test_committed_results_match_the_chapters_requests(real_specimen):
     wanted = book_params(lab)
     stale = [p for p in wanted if STORE.load(p.DIAGNOSTIC, lab.request(p)) is None]
     assert not stale, f"stale or missing committed results (rerun make results): {stale}"
-    keys = {request_key(lab.request(p)) for p in wanted}
+    # chapter 2's exercise and the seminar's groups read a second selection of text, stored in chapter 2's modes
+    second = open_lab(real_specimen, BOOK_PROFILE, seed=SECOND_SELECTION, progress=False)
+    other = [second.request(ImportanceParams(mode=m, seed=SECOND_SELECTION)) for m in MODES]
+    assert all(STORE.load("importance", r) is not None for r in other), "the second selection is not stored"
+    keys = {request_key(lab.request(p)) for p in wanted} | {request_key(r) for r in other}
     committed = {path.stem for path in (STORE.root / real_specimen.name).rglob("*.json")}
     assert committed <= keys, f"committed results no chapter asks for: {sorted(committed - keys)}"
 
