@@ -115,16 +115,16 @@ class SessionPlan:
 
 
 def _segments(plan: SessionPlan) -> list[Segment]:
-    keys = ", ".join(f"`{e.key}`" for e in exercises.of_chapter(plan.chapter))
+    keys = ", ".join(e.key for e in exercises.of_chapter(plan.chapter))
     return [Segment(10, f"The teacher shows {plan.show}.", "read"),
-            Segment(10, "Pause: everyone writes an answer to the session's *predict before you run* questions.",
+            Segment(10, "Pause: everyone writes an answer to the session's predict-before-you-run questions.",
                     "pause"),
             Segment(15, f"Run {plan.live} at the chapter's defaults (stored results: the page's own execution "
                         "time, in the first table above); compare with the predictions.", "live"),
             Segment(25, f"In pairs, the exercises that check themselves ({keys}): stub, check, hint, check again; "
                         "then one written exercise of the chapter.", "live"),
             Segment(15, "Group work: each pair reruns the chapter with one knob changed (the groups below) and the "
-                        "verdicts go side by side (`seminar.group_verdicts`).", "live"),
+                        "verdicts go side by side (seminar.group_verdicts).", "live"),
             Segment(15, "Discussion: the session's questions, the spread of verdicts across groups, and which "
                         "predictions were wrong.", "pause")]
 
