@@ -6,6 +6,7 @@ from contextlib import contextmanager
 
 import torch
 
+from ..core.adapter import GEMMA_SUPPORTED
 from ..core.specimens import tiny_specimen
 from ..core.surgery import WeightSurgery, surgery
 from ..manipulation.strategies import Manipulation, apply
@@ -33,7 +34,9 @@ def _state_after(adapter, edit, layer, alpha) -> dict[str, torch.Tensor]:
 
 
 def _scale_cases() -> tuple[Case, ...]:
-    adapters = {arch: tiny_specimen(arch, n_layers=4, hidden=32, vocab=64).adapter for arch in ("llama", "gemma3")}
+    # transformers 4.x cannot run Gemma 3 through the adapter: there the post-norm case is left out
+    families = ("llama", "gemma3") if GEMMA_SUPPORTED else ("llama",)
+    adapters = {arch: tiny_specimen(arch, n_layers=4, hidden=32, vocab=64).adapter for arch in families}
 
     def case(arch, layer, alpha):
         def test(fn):
@@ -46,14 +49,16 @@ def _scale_cases() -> tuple[Case, ...]:
             return None
         return test
 
-    return (Case("Llama (pre-norm), alpha 0.5", "only the tensors that write into the stream change (o and down "
-                 "here): scaling q and k as well changes the attention's temperature, not the output's size",
-                 case("llama", 1, 0.5)),
-            Case("Llama, alpha 0 (the layer skipped)", "alpha = 0 zeroes the writers and nothing else",
-                 case("llama", 2, 0.0)),
-            Case("Gemma 3 (post-norm), alpha 0.5", "a post-norm block writes through its post-norm gain, stored as "
-                 "w with the model multiplying by 1 + w: scale 1 + w, i.e. w becomes alpha (1 + w) - 1",
-                 case("gemma3", 1, 0.5)))
+    cases = (Case("Llama (pre-norm), alpha 0.5", "only the tensors that write into the stream change (o and down "
+                  "here): scaling q and k as well changes the attention's temperature, not the output's size",
+                  case("llama", 1, 0.5)),
+             Case("Llama, alpha 0 (the layer skipped)", "alpha = 0 zeroes the writers and nothing else",
+                  case("llama", 2, 0.0)))
+    if not GEMMA_SUPPORTED:
+        return cases
+    return cases + (Case("Gemma 3 (post-norm), alpha 0.5", "a post-norm block writes through its post-norm gain, "
+                         "stored as w with the model multiplying by 1 + w: scale 1 + w, i.e. w becomes "
+                         "alpha (1 + w) - 1", case("gemma3", 1, 0.5)),)
 
 
 def _scales_every_matrix(editor, layer, alpha):

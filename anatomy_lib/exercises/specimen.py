@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from transformers import AutoModelForCausalLM
 
+from ..core.adapter import GEMMA_SUPPORTED
 from ..core.bootstrap import perplexity_interval as library_perplexity_interval
 from ..core.specimens import Specimen, tiny_specimen, weights_hash
 from ..specimen.compute import parameter_budget
@@ -36,14 +37,16 @@ def _layer_cases() -> tuple[Case, ...]:
         expected = int(budget.loc[budget["part"] == "one decoder layer", "parameters"].iloc[0])
         return lambda fn: differs(fn(specimen.model.config), expected, rtol=0, what="parameter count")
 
-    return (Case("Llama, 4 query heads sharing 4 key/value heads", "one layer holds q, k, v, o, gate, up, down "
-                 "and two norm gains (a vector of hidden_size each)", case("llama", kv_heads=4)),
-            Case("Llama with grouped-query attention (4 query heads, 2 key/value heads)",
-                 "k and v have num_key_value_heads x head_dim rows, not hidden_size (head_dim = hidden_size / "
-                 "num_attention_heads)", case("llama")),
-            Case("Gemma 3 (head_dim set in the config, q/k norms, four block norms)",
-                 "Gemma 3 reads head_dim from its config, normalises q and k (a gain of head_dim each) and has a "
-                 "norm before and after each block (four gains of hidden_size)", case("gemma3")))
+    cases = (Case("Llama, 4 query heads sharing 4 key/value heads", "one layer holds q, k, v, o, gate, up, down "
+                  "and two norm gains (a vector of hidden_size each)", case("llama", kv_heads=4)),
+             Case("Llama with grouped-query attention (4 query heads, 2 key/value heads)",
+                  "k and v have num_key_value_heads x head_dim rows, not hidden_size (head_dim = hidden_size / "
+                  "num_attention_heads)", case("llama")))
+    if not GEMMA_SUPPORTED:  # transformers 4.x cannot run Gemma 3 through the adapter: the Llama cases alone
+        return cases
+    return cases + (Case("Gemma 3 (head_dim set in the config, q/k norms, four block norms)",
+                         "Gemma 3 reads head_dim from its config, normalises q and k (a gain of head_dim each) and "
+                         "has a norm before and after each block (four gains of hidden_size)", case("gemma3")),)
 
 
 def _wrap(config):

@@ -6,6 +6,7 @@ import math
 import pytest
 
 from anatomy_lib import exercises
+from anatomy_lib.core.adapter import GEMMA_SUPPORTED
 
 KEYS = list(exercises.EXERCISES)
 
@@ -39,6 +40,8 @@ def test_the_stub_says_not_written_yet(key):
 def test_a_plausible_mistake_fails_with_its_hint(key, mistake):
     exercise = exercises.get(key)
     wrong, case = exercise.mistakes[mistake]
+    if case.startswith("Gemma 3") and not GEMMA_SUPPORTED:
+        pytest.skip("the case that catches it needs Gemma 3 (transformers >= 5)")
     report = exercises.check(key, wrong)
     assert not report.passed, f"{mistake!r} passes the checker of {key}"
     assert report.case.startswith(case), f"{mistake!r} fails at {report.case!r}, expected {case!r}"
@@ -102,4 +105,8 @@ def test_step_flops_reference_matches_torch_flop_counter():
     ids = torch.randint(0, 256, (2, 32))
     with FlopCounterMode(display=False) as counter:
         model(ids, labels=ids).loss.backward()
-    assert counter.get_total_flops() == finetune_step_flops(shape, 3, 2, 2)
+    # transformers 4.x takes the rotary angles as a small batched product of positions and frequencies:
+    # position encoding, which the convention (the layers' and the head's products) leaves out
+    rotary = sum(sum(ops.values()) for module, ops in counter.get_flop_counts().items()
+                 if module.endswith("rotary_emb"))
+    assert counter.get_total_flops() - rotary == finetune_step_flops(shape, 3, 2, 2)
