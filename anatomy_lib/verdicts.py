@@ -172,7 +172,7 @@ def book_table(table: pd.DataFrame):
         shown[f"{name} ({GENERALITY})"] = [
             verdict_cell(row[f"{name}: verdict"], row[f"{name}: ours"], specimen_note(row, name, with_test=False))
             for row in table.to_dict("records")]
-    return style_claims(shown).set_table_attributes('class="anatomy-claims"')
+    return style_claims(shown)
 
 
 def other_specimens(table: pd.DataFrame) -> list[str]:

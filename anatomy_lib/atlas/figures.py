@@ -138,6 +138,8 @@ def claims_table_html(claims: pd.DataFrame, names: list[str]) -> str:
         for name in names[1:]:
             cells.append(verdict_cell(row.get(f"{name}: verdict"), row.get(f"{name}: ours", ""),
                                       specimen_note(row, name)))
-        rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+        labels = ["Chapter", "Claim", "Paper"] + names  # data-label: a narrow page shows rows as labelled cards
+        rows.append("<tr>" + "".join(f'<td data-label="{html.escape(n, quote=True)}">{c}</td>'
+                                     for n, c in zip(labels, cells)) + "</tr>")
     return (f'<table class="anatomy-claims anatomy-atlas"><thead><tr>{head}</tr></thead>'
             f"<tbody>{''.join(rows)}</tbody></table>")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from collections.abc import Callable
 
 import pandas as pd
@@ -18,11 +19,36 @@ VERDICT_COLOURS = {"reproduced": "#d9f0d3", "partly reproduced": "#fee8c8", "not
             "not comparable": "#e8e8e8"}
 
 
-def style_claims(table: pd.DataFrame):
-    """A styled claims table: verdicts coloured (with text, so colour is never the only cue)."""
-    return (table.style.hide(axis="index")
-            .map(lambda v: f"background-color: {VERDICT_COLOURS.get(v, '')}", subset=["Verdict"])
-            .set_properties(**{"text-align": "left", "white-space": "normal"}))
+class ClaimsTable:
+    """A styled claims table whose HTML cells carry their column's name (``data-label``): on a phone-width page
+    the book's CSS shows each row as a card of labelled lines, so the verdict is never scrolled off to the side
+    of a long table. Renders in a notebook like the pandas ``Styler`` it wraps (``styler``)."""
+
+    def __init__(self, styler):
+        self.styler = styler
+
+    def to_html(self, **kwargs) -> str:
+        return labelled_cells(self.styler.to_html(**kwargs), [str(c) for c in self.styler.data.columns])
+
+    def _repr_html_(self) -> str:
+        return self.to_html()
+
+
+def labelled_cells(table_html: str, columns: list[str]) -> str:
+    """``table_html`` (a ``Styler``'s HTML, whose body cells are classed ``colN``) with each body cell labelled
+    by the name of its column (the HTML-escaped text a narrow page shows before the value)."""
+    def label(match) -> str:
+        return f'{match.group(0)[:-1]}data-label="{html.escape(columns[int(match.group(1))], quote=True)}">'
+    return re.sub(r'<td [^>]*class="data row\d+ col(\d+)"[^>]*>', label, table_html)
+
+
+def style_claims(table: pd.DataFrame) -> ClaimsTable:
+    """A styled claims table: verdicts coloured (with text, so colour is never the only cue), cells labelled
+    for a narrow page."""
+    return ClaimsTable(table.style.hide(axis="index")
+                       .map(lambda v: f"background-color: {VERDICT_COLOURS.get(v, '')}", subset=["Verdict"])
+                       .set_properties(**{"text-align": "left", "white-space": "normal"})
+                       .set_table_attributes('class="anatomy-claims"'))
 
 
 def verdict_cell(verdict, ours: str = "", note: str = "") -> str:
@@ -37,7 +63,7 @@ def verdict_cell(verdict, ours: str = "", note: str = "") -> str:
     return cell
 
 
-def show_claims(claims: list[Claim]):
+def show_claims(claims: list[Claim]) -> ClaimsTable:
     return style_claims(claims_table(claims))
 
 

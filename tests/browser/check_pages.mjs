@@ -13,7 +13,8 @@
 //   stack shown is the one computed for that choice;
 // - every live control (a widget that needs a kernel, .anatomy-live) looks inert (no pointer events, faded), and
 //   no widget control is left unmarked, looking active while it can do nothing;
-// - at 420 px, every control of a kernel-free explorer keeps a usable width.
+// - at 420 px, every control of a kernel-free explorer keeps a usable width, and every claims table is a list of
+//   cards (each cell labelled with its column, none past the screen's edge: the verdicts stay in view).
 // With a screenshots directory, each page is also saved there at 1280 and 420 px (make screenshots).
 // Exit status 1 when any page fails any check. Needs playwright-core (npm ci) and Chromium (CHROMIUM, default
 // /usr/bin/chromium).
@@ -219,6 +220,13 @@ for (const name of pages) {
       check("select", "select");
       check(".widget-toggle-buttons button", "button");
     }
+    // a claims table reads as cards: every verdict on screen, led by its column's name
+    document.querySelectorAll("table.anatomy-claims").forEach((table, t) => {
+      const cells = [...table.querySelectorAll("tbody td")];
+      if (cells.some((c) => !c.dataset.label)) out.push(`claims table ${t}: a cell without its column's label`);
+      if (cells.some((c) => c.getBoundingClientRect().right > window.innerWidth + 1))
+        out.push(`at 420 px claims table ${t} runs off the screen`);
+    });
     return out;
   }, MIN_CONTROL_PX);
   problems.push(...new Set(narrow));

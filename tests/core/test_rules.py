@@ -105,6 +105,10 @@ def test_claims_tables_render_for_a_page():
     table["Note"] = table["Note"].fillna("")
     book = table.assign(chapter=[2, 3], section=["<a>2</a>", "<a>3</a>"], specimen="s", profile="quick")
     assert 'class="anatomy-claims"' in verdicts.book_table(book).to_html(escape=False)
+    # every body cell names its column, so a narrow page can show each claim as a card of labelled lines
+    page = verdicts.book_table(book).to_html()
+    assert page.count('data-label="Verdict"') == 2 and page.count("<td ") == page.count("data-label=")
+    assert html.count('data-label="Note"') == 2
     assert verdicts.verdict_counts(book).loc["findings, chapters 2-7"].sum() == 2
     assert verdicts.headline(book)[0].startswith("Of the paper's 2")
     # chapter 1's facts about the specimen stay out of the findings' total, as out of the headline's count
