@@ -112,6 +112,18 @@ def readable(value: float, spec: str) -> str:
     return text
 
 
+def estimate_text(value: float, low: float, high: float, decimals: int = 1, unit: str = "") -> str:
+    """"value [low, high]" for a sentence or a claim, signed, with thousands separators and ``unit`` after the
+    value: a number that is not zero but would round to zero gets up to three more decimals ("[-0.9, -0.02]"),
+    so an interval that excludes zero never reads as one that touches it, and nothing reads "-0.0"."""
+    def one(x: float) -> str:
+        digits = decimals
+        while x and digits < decimals + 3 and round(abs(x), digits) == 0:
+            digits += 1
+        return readable(x, f"+,.{digits}f")
+    return f"{one(value)}{unit} [{one(low)}, {one(high)}]"
+
+
 def _formatter(spec: str | Callable) -> Callable:
     return spec if callable(spec) else (lambda v: v if isinstance(v, str) else readable(v, spec))
 

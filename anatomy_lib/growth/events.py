@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
+from ..core.display import estimate_text
 from ..core.flops import step_flops
 from ..core.stats import t_interval
 from .compute import text_data, through_store
@@ -130,7 +131,7 @@ def event_findings(tables: dict[str, pd.DataFrame], params: EventParams) -> list
         parts = []
         for r in group[group["variant"] != "as run"].itertuples():
             side = "better" if r.high < 0 else "worse" if r.low > 0 else "no different"
-            parts.append(f"{r.variant} {r.end_minus_as_run:+.3f} [{r.low:+.3f}, {r.high:+.3f}] ({side})")
+            parts.append(f"{r.variant} {estimate_text(r.end_minus_as_run, r.low, r.high, decimals=3)} ({side})")
         out.append(f"{arm}'s first event changes the loss by {run.jump:+.2f} [{run.jump_low:+.2f}, "
                    f"{run.jump_high:+.2f}] nats at once; {params.follow:.0%} of the budget later, against the "
                    "chapter's own settings: " + ", ".join(parts) + ".")

@@ -4,6 +4,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..core import rules as v
+from ..core.display import estimate_text
 
 PAPER = {"alpha": 0.9, "scale_change_pct": 49.0}
 
@@ -26,7 +27,7 @@ def paper_claims(tables: dict[str, pd.DataFrame], params=None):
         row = scaled.iloc[0]
         claims.append(v.Claim(f"scale alpha={PAPER['alpha']} on the connective layers: perplexity change",
                               f"+{PAPER['scale_change_pct']:g}%",
-                              f"{row.change_pct:+,.1f}% [{row.ci_low:+,.1f}, {row.ci_high:+,.1f}]",
+                              estimate_text(row.change_pct, row.ci_low, row.ci_high, unit="%"),
                               v.number(PAPER["scale_change_pct"], row.change_pct, row.ci_low, row.ci_high),
                               "agreement within a factor of two, same sign", "number"))
         kept = row.fact_change_low <= 0 <= row.fact_change_high or row.fact_change_low > 0
@@ -84,7 +85,7 @@ def findings(tables: dict[str, pd.DataFrame], params=None, specimen_name: str = 
         return out + [f"On {specimen_name}, {NO_CONNECTIVE}."]
     best = writers.loc[writers["change_pct"].idxmin()]
     out.append(f"Scaling the connective layers' writers together, the lowest perplexity is at alpha = "
-               f"{best.alpha:g}: {best.change_pct:+.1f}% [{best.ci_low:+.1f}, {best.ci_high:+.1f}]"
+               f"{best.alpha:g}: {estimate_text(best.change_pct, best.ci_low, best.ci_high, unit='%')}"
                + (", a small improvement over the intact model." if best.ci_high < 0 else "."))
     removed = writers[writers["alpha"] == 0]
     if not removed.empty:

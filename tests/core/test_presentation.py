@@ -9,7 +9,7 @@ import pytest
 from PIL import Image
 
 from anatomy_lib.core import style
-from anatomy_lib.core.display import readable, show_table
+from anatomy_lib.core.display import estimate_text, readable, show_table
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402 (after the backend is chosen)
@@ -21,6 +21,14 @@ import matplotlib.pyplot as plt  # noqa: E402 (after the backend is chosen)
     (None, ".2f", "n/a"), (12345.6, "+,.0f", "+12,346"), (-0.26, "+.1f", "-0.3"), (3, "d", "3")])
 def test_readable_numbers(value, spec, text):
     assert readable(value, spec) == text
+
+
+def test_an_interval_that_excludes_zero_never_reads_as_touching_it():
+    # chapter 5's alpha 0.9: the upper end -0.021 would print as "-0.0", which reads as an interval reaching zero
+    assert estimate_text(-0.478, -0.923, -0.0214, unit="%") == "-0.5% [-0.9, -0.02]"
+    assert estimate_text(-0.0004, -0.0012, 0.0003, decimals=3) == "-0.0004 [-0.001, +0.0003]"
+    assert estimate_text(1107.2, 856.6, 1430.1, unit="%") == "+1,107.2% [+856.6, +1,430.1]"
+    assert estimate_text(0.0, 0.0, 0.0) == "0.0 [0.0, 0.0]"  # an exact zero stays one, unsigned
 
 
 def test_show_table_joins_intervals_and_names_columns():
