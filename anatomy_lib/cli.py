@@ -15,6 +15,7 @@ import typing
 from dataclasses import MISSING, fields, replace
 
 import pandas as pd
+import torch
 
 from .core.distributed import init_from_environment
 from .core.lab import open_lab
@@ -23,12 +24,13 @@ from .core.rules import claims_table
 from .core.specimens import SpecimenError
 from .growth.analysis import compute_to_target, final_losses
 from .growth.budgets import BudgetParams, budgets
+from .growth.checkpoints import CheckpointError, Checkpointing
 from .growth.compute import growth
 from .growth.events import VARIANTS, EventParams, event_summary, growth_events
+from .growth.frontier import FrontierParams, finished_jobs, frontier, run_frontier
 from .growth.params import GrowthParams
 from .growth.report import paper_claims
 from .growth.scaling import branch_check, crossover, loss_by_budget, paired_differences
-from .growth.trainer import CheckpointError, Checkpointing
 from .importance.activations import ActivationParams, activations, appearance_layer
 from .importance.analysis import rank_agreement
 from .importance.compute import (
@@ -327,6 +329,34 @@ def cmd_growth_budgets(args) -> int:
     return 0
 
 
+def cmd_growth_frontier(args) -> int:
+    params = params_from(args, FrontierParams, base=FrontierParams.for_profile(args.profile))
+    print(f"compute-optimal growth, profile {args.profile}: depths {list(params.depths)} and {list(params.growth_arms)}"
+          f" at {list(params.multiples)} x C* = {params.c_star:.3g} FLOPs; {len(params.jobs())} jobs, "
+          f"{params.work():.3g} training FLOPs in all")
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    if args.max_jobs is not None:
+        tables = run_frontier(params, checkpoint_dir=args.checkpoint_dir, max_jobs=args.max_jobs)
+        finished = finished_jobs(params)
+        print(f"{len(finished)} of {len(params.jobs())} jobs finished")
+        if tables is None:
+            return 0
+    tables = frontier(params, recompute=args.recompute, checkpoint_dir=args.checkpoint_dir)
+    with pd.option_context("display.width", 200, "display.max_columns", 20, "display.max_rows", 200):
+        print(tables["baselines"].to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+        print(tables["finals"].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    return 0
+
+
+def _frontier_args(parser: argparse.ArgumentParser) -> None:
+    _standalone_args(FrontierParams)(parser)
+    parser.add_argument("--checkpoint-dir", help="trainer checkpoints of the running job (finished jobs are kept in "
+                        "the results store whatever this says)")
+    parser.add_argument("--max-jobs", type=int, help="stop after this many more jobs (the rest run on a later call)")
+    parser.add_argument("--threads", type=int, help="torch threads (default: torch's choice)")
+
+
 def cmd_growth_events(args) -> int:
     params = params_from(args, EventParams, base=EventParams.for_profile(args.profile))
     print(f"growth event study, profile {args.profile}: first events of {list(params.event_arms)} x {params.seeds} "
@@ -401,6 +431,9 @@ COMMANDS = {
                _standalone_args(GrowthParams, checkpoints=True)),
     "growth-budgets": (cmd_growth_budgets, "uniform, shallow and G_stack at several budgets, one trajectory and a "
                        "decay branch per budget (trains its own small models)", _standalone_args(BudgetParams)),
+    "growth-frontier": (cmd_growth_frontier, "byte-level models at compute-optimal sizes: the frontier of fixed "
+                        "depths at C*/8 to 2C* and every growth arm against it, job by job, resumable",
+                        _frontier_args),
     "growth-events": (cmd_growth_events, "the first growth event of G_stack and the developmental arm under "
                       "clone-noise, optimiser and re-warm-up variants", _standalone_args(EventParams)),
     "quantisation-null": (cmd_quantisation_null, "chapters 3 and 4's weight statistics on chapter 7's fp32 models "
@@ -408,7 +441,8 @@ COMMANDS = {
                           _standalone_args(QuantisationParams)),
 }
 
-STANDALONE = {"growth", "growth-budgets", "growth-events", "quantisation-null"}  # commands that load no specimen
+# commands that load no specimen
+STANDALONE = {"growth", "growth-budgets", "growth-frontier", "growth-events", "quantisation-null"}
 
 
 def build_parser() -> argparse.ArgumentParser:

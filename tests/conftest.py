@@ -8,13 +8,13 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ["ANATOMY_DATA"] = tempfile.mkdtemp(prefix="anatomy-test-data-")
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-import torch  # noqa: E402
+import numpy as np
+import pytest
+import torch
 
-from anatomy_lib.core.adapter import GEMMA_SUPPORTED  # noqa: E402
-from anatomy_lib.core.corpus import blocks_from_ids  # noqa: E402
-from anatomy_lib.core.specimens import OFFLINE_SPECIMEN, TINY_ARCHS, tiny_specimen  # noqa: E402
+from anatomy_lib.core.adapter import GEMMA_SUPPORTED
+from anatomy_lib.core.corpus import blocks_from_ids
+from anatomy_lib.core.specimens import OFFLINE_SPECIMEN, TINY_ARCHS, tiny_specimen
 
 # Gemma 3 needs transformers >= 5: at the tested floor (4.x) its tests are reported as skipped, not dropped
 ARCHS = [pytest.param(arch, marks=pytest.mark.skipif(arch == "gemma3" and not GEMMA_SUPPORTED,

@@ -1,6 +1,7 @@
 """The library's layering, checked on every import statement (inside functions too): a core that never names a
-chapter, chapters that import only the core and the chapters they build on, compute kept apart from
-presentation, the top floor alone importing everything, and no import circle anywhere."""
+chapter, chapters that import only the core and the chapters they build on, chapter 9 (``verdicts``) over the
+chapters, the atlas over chapter 9, compute kept apart from presentation, the top floor alone importing
+everything, and no import circle anywhere. Every package of the library has its floor here (tested)."""
 import ast
 from collections import defaultdict
 from pathlib import Path
@@ -8,9 +9,12 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "anatomy_lib"
 CHAPTERS = {"specimen", "importance", "predictability", "structure", "manipulation", "recovery", "growth",
             "quantisation"}
-TOP = {"verdicts", "seminar", "exercises", "paper_run", "cli", "benchmark", "__main__", "__init__"}
+# floors above the chapters, in order: chapter 9 judges every chapter's claims; the atlas sets them side by side
+# per specimen, with chapter 9's verdicts
+ABOVE_CHAPTERS = {"verdicts": CHAPTERS, "atlas": CHAPTERS | {"verdicts"}}
+TOP = {"seminar", "exercises", "paper_run", "cli", "benchmark", "__main__", "__init__"}
 BUILDS_ON = {"manipulation": {"importance"}, "recovery": {"importance"}, "growth": {"importance"},
-             "quantisation": {"growth", "importance", "predictability", "structure"}}
+             "quantisation": {"growth", "importance", "predictability", "structure"}, **ABOVE_CHAPTERS}
 PRESENTATION = {"matplotlib", "seaborn", "ipywidgets"}
 PRESENTATION_MODULES = {"figures", "explorers", "style", "widgets", "__init__"}
 MAX_FUNCTION_IMPORTS = 15
@@ -51,9 +55,17 @@ def _floor(module: str) -> str:
     parts = module.split(".")
     if len(parts) > 1 and parts[1] == "core":
         return "core"
-    if len(parts) > 1 and parts[1] in CHAPTERS:
+    if len(parts) > 1 and parts[1] in CHAPTERS | set(ABOVE_CHAPTERS):
         return parts[1]
     return "top"
+
+
+def test_every_package_and_module_has_its_floor():
+    """A package added without a floor here would be 'top' by default, free to import anything."""
+    named = {"core"} | CHAPTERS | set(ABOVE_CHAPTERS) | TOP
+    found = {path.relative_to(PACKAGE).parts[0].removesuffix(".py") for path in PACKAGE.glob("*")
+             if path.suffix == ".py" or (path.is_dir() and (path / "__init__.py").is_file())}
+    assert found == named, f"not in the layering: {sorted(found - named)}; gone: {sorted(named - found)}"
 
 
 GRAPH = {name: list(_imports(name, path)) for name, path in _modules()}

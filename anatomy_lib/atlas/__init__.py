@@ -5,7 +5,8 @@ which of the paper's claims hold on which model. One module per job, read in thi
 - ``report``: the paper's claims judged on each specimen, and the atlas's findings in sentences
 - ``figures``: the measures on one relative-depth axis, and the claims-by-specimen table
 
-The atlas reads the chapters; no chapter reads it (chapter 9 takes its claims-by-specimen table).
+The atlas reads the chapters and chapter 9 (``verdicts.claims_by_specimen``: every claim's verdict per specimen);
+nothing in the library reads the atlas.
 """
 from ..core.lazy import lazy_exports
 from .compute import MEASURES, atlas, relative_depth

@@ -1,14 +1,16 @@
 """The core every chapter stands on; it never imports a chapter.
 
 Read in this order: ``version`` and ``checks`` (the import guard, input checks), ``runtime`` and ``profiles``
-(device, sizes), ``distributed`` (torchrun), ``specimens`` (loading), ``adapter`` (one view of every model
-family), ``corpus`` (text and token blocks), ``surgery`` (reversible weight edits), ``nll`` (the one loss),
-``engine`` (perplexity with a prefix cache), ``bootstrap`` and ``stats`` (intervals, rank correlations),
-``flops`` (the one FLOP convention), ``params`` and ``results`` (parameters, the store), ``estimate`` (the time a
-computation will take), ``lab`` (``Lab.measure``, the one way to measure an edit), ``generation`` and ``facts``
-(continuations and their coherence), ``rules`` (how a claim is judged), ``chapter`` (the chapter protocol).
-Presentation apart from all of these: ``display`` (claims and findings in a page), ``style`` (the figure
-style) and ``widgets`` (the explorer kit).
+(device, sizes), ``distributed`` (torchrun), ``locks`` (file locks and shared-mode writes: two processes filling
+one cache or store), ``specimens`` (loading), ``adapter`` (one view of every model family), ``corpus`` (text and
+token blocks), ``surgery`` (reversible weight edits), ``nll`` (the one loss), ``engine`` (perplexity with a prefix
+cache), ``bootstrap`` and ``stats`` (intervals, rank correlations), ``flops`` (the one FLOP convention), ``gpu``
+(the one GPU-time convention), ``quantise`` (GGUF-style quantisers for the quantisation null), ``params`` and
+``results`` (parameters, the store), ``estimate`` (the time a computation will take), ``lab`` (``Lab.measure``,
+the one way to measure an edit), ``generation`` and ``facts`` (continuations and their coherence), ``rules``
+(how a claim is judged), ``chapter`` (the chapter protocol), ``lazy`` (figures and explorers imported on first
+use). Presentation apart from all of these: ``display`` (claims, findings and tables in a page, each chapter's
+column names passed in as a ``Vocabulary``), ``style`` (the figure style) and ``widgets`` (the explorer kit).
 
 The book's words, each with one meaning:
 

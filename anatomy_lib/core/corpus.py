@@ -16,10 +16,19 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from .checks import one_of
 from .specimens import hub_reachable
 
 DEFAULT_YEARS = (1960, None)
 SPLITS = {"train": (1790, 1929), "validation": (1930, 1959), "evaluation": (1960, None)}
+
+
+def split_years(split: str) -> str:
+    """A split's years as the book writes them: "1790-1929", "1960 on"."""
+    first, last = SPLITS[one_of(split, SPLITS, "split")]
+    return f"{first}-{last}" if last else f"{first} on"
+
+
 _EDITORIAL_NOTE = re.compile(r"\[[^\]]*\]")
 _SPEAKER_TAG = re.compile(r"^\s*The President\.\s*")
 

@@ -9,6 +9,7 @@ import html
 import math
 import re
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import pandas as pd
 from IPython.display import HTML, Markdown
@@ -73,30 +74,18 @@ def show_findings(sentences: list[str]):
 
 
 # ---- result tables for readers ------------------------------------------------------------------------------------
-# Headers a reader understands, with units, for the column names the diagnostics' tidy tables share.
+# Headers for the quantities every chapter shares, with units. A word that means something else in another
+# chapter ("steps": to recover in chapter 6, of the optimiser in chapter 7) is not here: each chapter package
+# passes its own (``Vocabulary``), and a table's own ``headers`` override both.
 HEADERS = {
     "change_pct": "perplexity change (%)", "ppl": "perplexity", "base_ppl": "intact perplexity",
-    "block_influence": "Block Influence", "class": "anatomy class", "layer": "layer", "layers": "layers",
-    "r2": "R²", "corr": "correlation", "rho": "Spearman ρ", "sigma": "noise σ", "noise_seed": "noise seed",
-    "initial_excess_nll": "damage (nats)", "final_excess_nll": "left at the end (nats)",
-    "area_excess_nll": "area (nats × steps)", "recovered_fraction": "damage undone", "steps": "steps to recover",
-    "generated_ppl": "perplexity of its own text", "distinct_2": "distinct-2", "repetition_rate": "repetition",
-    "empty_share": "empty answers", "fact_rate": "facts right", "fact_change": "facts right, change",
-    "parameters": "parameters", "share_pct": "share of the model (%)", "label": "edit", "mode": "mode",
-    "component": "component", "model": "model", "predictor": "predictor", "fit": "fit", "context": "context",
-    "proj_dim": "projection size", "largest_move_nll": "largest move (nats)", "final_move_nll": "final move (nats)",
-    "tolerance_nll": "tolerance (nats)", "protocol": "protocol", "arm": "arm", "seed": "seed", "seeds": "seeds",
-    "final_loss": "final loss (nats/token)", "minus_uniform": "minus uniform (nats/token)", "wall_s": "wall time (s)",
-    "bits_per_byte": "bits per byte", "val_loss": "validation loss (nats/token)", "flops": "FLOPs",
-    "budget_flops": "budget (FLOPs)", "cost_flops": "cost (FLOPs)", "fraction": "at (share of budget)",
-    "layers_before": "layers before", "layers_after": "layers after", "saving": "saving",
-    "jump": "jump (nats/token)", "before": "before (nats/token)", "end": "end (nats/token)",
-    "end_minus_as_run": "end minus as run (nats/token)", "final_val_loss": "final validation loss (nats/token)",
+    "layer": "layer", "layers": "layers", "r2": "R²", "corr": "correlation", "rho": "Spearman ρ",
+    "seed": "seed", "seeds": "seeds", "parameters": "parameters", "share_pct": "share of the model (%)",
+    "mode": "mode", "component": "component", "model": "model", "context": "context", "wall_s": "wall time (s)",
+    "flops": "FLOPs", "specimen": "specimen",
 }
 # intervals that join their estimate in one "estimate [low, high]" column: estimate -> (low, high)
-INTERVALS = {"change_pct": ("ci_low", "ci_high"), "recovered_fraction": ("fraction_low", "fraction_high"),
-             "fact_rate": ("fact_rate_low", "fact_rate_high"), "fact_change": ("fact_change_low", "fact_change_high"),
-             "rho": ("ci_low", "ci_high"), "corr": ("ci_low", "ci_high"), "speedup": ("speedup_low", "speedup_high")}
+INTERVALS = {"change_pct": ("ci_low", "ci_high"), "rho": ("ci_low", "ci_high"), "corr": ("ci_low", "ci_high")}
 
 
 def readable(value: float, spec: str) -> str:
@@ -128,15 +117,40 @@ def _formatter(spec: str | Callable) -> Callable:
     return spec if callable(spec) else (lambda v: v if isinstance(v, str) else readable(v, spec))
 
 
+@dataclass(frozen=True)
+class Vocabulary:
+    """A chapter's names for its tables' columns (``headers``) and the intervals its estimates carry
+    (``intervals``, {estimate: (low, high)}), on top of the shared ``HEADERS`` and ``INTERVALS``. Calling it shows
+    a table in those words: a chapter package exports ``show_table = Vocabulary(...)``."""
+
+    headers: dict = field(default_factory=dict)
+    intervals: dict = field(default_factory=dict)
+
+    def __call__(self, table: pd.DataFrame, formats: dict | None = None, headers: dict | None = None,
+                 intervals: dict | None = None, **options) -> HTML:
+        return show_table(table, formats, {**self.headers, **(headers or {})},
+                          intervals={**self.intervals, **(intervals or {})}, **options)
+
+    def extended(self, other: "Vocabulary") -> "Vocabulary":
+        """This vocabulary with ``other``'s words added (a chapter that shows another chapter's columns)."""
+        return Vocabulary({**self.headers, **other.headers}, {**self.intervals, **other.intervals})
+
+
 def show_table(table: pd.DataFrame, formats: dict | None = None, headers: dict | None = None,
                caption: str = "", index: bool = False, left: tuple = (), intervals: dict | None = None) -> HTML:
     """A result table as a reader sees it. ``formats``: {column: format spec or function}; a column with an
     interval in ``intervals`` or ``INTERVALS`` ({estimate: (low, high)}, both bounds present) becomes one
     "estimate [low, high]" column in the estimate's format. ``headers`` override ``HEADERS`` (any other name
     loses its underscores). Columns in ``left`` are left-aligned (text); numbers are right-aligned. The HTML
-    scrolls inside its wrapper when wider than the page, with a scroll bar that stays visible."""
+    scrolls inside its wrapper when wider than the page, with a scroll bar that stays visible. A column named in
+    ``formats`` or ``left`` that the table lacks is an error (a silently ignored name hides a typo or a table
+    that changed)."""
     formats, headers = dict(formats or {}), dict(headers or {})
     shown = table.reset_index() if index else table.copy()
+    unknown = [str(c) for c in (*formats, *left) if c not in shown.columns]
+    if unknown:
+        raise ValueError(f"show_table: no column {', '.join(map(repr, unknown))} in this table; its columns are "
+                         f"{', '.join(map(repr, map(str, shown.columns)))}")
     for estimate, (low, high) in {**INTERVALS, **(intervals or {})}.items():
         if estimate in shown and low in shown and high in shown:
             fmt = _formatter(formats.get(estimate, "+,.2f"))

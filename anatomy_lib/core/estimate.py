@@ -119,7 +119,7 @@ def announce(params: DiagnosticParams, profile: Profile | None, device: str, qui
     name = profile_name or (profile.name if profile is not None else "custom")
     try:
         expected = estimate(params, profile, device, specimen=specimen)
-    except Exception as exc:  # noqa: BLE001 (an estimate is a courtesy: the computation goes on)
+    except Exception as exc:  # an estimate is a courtesy: the computation goes on
         expected = f"no estimate ({type(exc).__name__}: {exc})"
     print(f"computing {params.DIAGNOSTIC} (profile {name}, {device}): no stored result matches these "
           f"parameters; {expected}", flush=True)

@@ -20,9 +20,14 @@ def _peak(gpu: str) -> float:
     return FP32_TFLOPS[gpu] * 1e12
 
 
+def gpu_throughput(gpu: str, utilisation: float = UTILISATION) -> float:
+    """FLOP/s the convention credits one ``gpu`` with: its fp32 peak at the share ``utilisation``."""
+    return _peak(gpu) * utilisation
+
+
 def gpu_seconds(flops: float, gpu: str, count: int = 1, utilisation: float = UTILISATION) -> float:
     """Seconds that ``flops`` take on ``count`` GPUs of kind ``gpu``."""
-    return flops / (count * _peak(gpu) * utilisation)
+    return flops / (count * gpu_throughput(gpu, utilisation))
 
 
 def from_cpu(cpu_seconds: float, cpu_gflops: float, gpu: str) -> float:

@@ -116,18 +116,19 @@ class Lab:
                recompute: bool = False) -> dict[str, pd.DataFrame]:
         """The tables for ``params`` from the results store, computed (and stored) when it lacks them (a
         ``read_only`` lab raises ``NotStored`` instead). Under ``torchrun`` only rank 0 writes."""
-        def missing():
-            raise NotStored(f"no stored {params.DIAGNOSTIC} result for {self.specimen.name} at profile "
-                            f"{self.profile.name} with these parameters")
+        if not self.compute_missing:
+            found = ResultStore().load(params.DIAGNOSTIC, self.request(params))
+            if found is None:
+                raise NotStored(f"no stored {params.DIAGNOSTIC} result for {self.specimen.name} at profile "
+                                f"{self.profile.name} with these parameters")
+            return found[0]
 
         def before():
             announce(params, self.profile, str(self.specimen.device), quiet=not world().main,
                      specimen=self.specimen.name)
 
-        computing = self.compute_missing
-        tables, _ = load_or_compute(params.DIAGNOSTIC, self.request(params), compute if computing else missing,
-                                    device=self.specimen.device, recompute=recompute and computing,
-                                    save=world().main, before=before if computing else None)
+        tables, _ = load_or_compute(params.DIAGNOSTIC, self.request(params), compute, device=self.specimen.device,
+                                    recompute=recompute, save=world().main, before=before)
         return tables
 
     def checkpoints(self, params: DiagnosticParams):

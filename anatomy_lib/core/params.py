@@ -87,6 +87,14 @@ class DiagnosticParams:
     def layer_fields(self) -> dict[str, object]:
         return {f.name: getattr(self, f.name) for f in fields(self) if f.metadata.get("layers")}
 
+    def table(self):
+        """Every parameter with its value and its meaning (the field's help), one row each: what a chapter shows
+        of the choices it computes with."""
+        import pandas as pd  # a table for the page; the parameters themselves need no pandas
+
+        return pd.DataFrame([{"parameter": f.name, "value": str(getattr(self, f.name)),
+                              "meaning": f.metadata.get("help", "")} for f in fields(self)])
+
     def resolved(self, lab):
         """These parameters for ``lab``'s specimen (see the module docstring); checked against it."""
         n_layers = lab.adapter.n_layers

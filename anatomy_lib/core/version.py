@@ -54,7 +54,7 @@ def check_runtime(installed: dict[str, str] | None = None, loaded: dict[str, str
         for name in names:
             try:
                 installed[name] = version(name)
-            except Exception:  # noqa: BLE001 (not installed: said below)
+            except Exception:  # not installed: said below
                 continue
     if loaded is None:
         loaded = {n: getattr(sys.modules[n], "__version__", "") for n in names if n in sys.modules}

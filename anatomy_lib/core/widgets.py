@@ -36,7 +36,7 @@ def redraw(output: widgets.Output, make_figure) -> None:
     """Replace the figure; an exception is shown in the output area (a stale figure would hide it)."""
     try:
         fig = make_figure()
-    except Exception as exc:  # noqa: BLE001 (whatever went wrong, the reader must see it)
+    except Exception as exc:  # whatever went wrong, the reader must see it
         show_error(output, exc)
         return
     show_in(output, fig)
@@ -48,7 +48,7 @@ def run_busy(button: widgets.Button, bar: widgets.IntProgress, output: widgets.O
     button.disabled = True
     try:
         work()
-    except Exception as exc:  # noqa: BLE001 (whatever went wrong, the reader must see it)
+    except Exception as exc:  # whatever went wrong, the reader must see it
         show_error(output, exc)
         bar.description = "failed"
     finally:
@@ -87,7 +87,7 @@ def button_explorer(pick, controls: list, button: widgets.Button, tables) -> wid
         button.disabled, button.description = True, "computing..."
         try:
             show_in(output, *tables())
-        except Exception as exc:  # noqa: BLE001 (whatever went wrong, the reader must see it)
+        except Exception as exc:  # whatever went wrong, the reader must see it
             show_error(output, exc)
         finally:
             button.disabled, button.description = False, label

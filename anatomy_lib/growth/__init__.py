@@ -43,14 +43,32 @@ from .analysis import (
     wall_at_uniform_steps,
 )
 from .budgets import SWEEP_ARMS, BudgetParams, budgets, budgets_stored, run_budgets
+from .checkpoints import (
+    CHECKPOINT_FORMAT,
+    CheckpointError,
+    Checkpointing,
+    Forks,
+    load_checkpoint,
+    run_fingerprint,
+    save_checkpoint,
+)
 from .compute import LR_CHECK, LR_CHECK_ARMS, compute, growth, lr_check, lr_check_params, request, run_growth, text_data
+from .config import EVENT_KINDS, Arm, BranchSchedule, Event, Schedule, TextData, TrainConfig
 from .events import EVENT_ARMS, VARIANTS, EventParams, event_findings, event_summary, growth_events, run_events
 from .models import Shape, build_model, parameter_counts, renumber
 from .operators import Copy, apply_plan, clone_plan, middle_plan, remove_plan, stack_plan
 from .params import ARMS, GrowthParams
-from .report import CONTROLS, PAPER, anatomy_sentence, conclusions, findings, paper_claims
+from .report import (
+    CONTROLS,
+    PAPER,
+    anatomy_sentence,
+    conclusions,
+    findings,
+    loss_scale_sentences,
+    paper_claims,
+    show_table,
+)
 from .scaling import (
-    H200_ASSUMED_FLOPS,
     branch_check,
     budget_findings,
     budget_table,
@@ -72,23 +90,9 @@ from .text import (
     train_tokenizer,
 )
 from .trainer import (
-    CHECKPOINT_FORMAT,
-    EVENT_KINDS,
-    Arm,
-    BranchSchedule,
-    CheckpointError,
-    Checkpointing,
-    Event,
-    Forks,
-    Schedule,
-    TextData,
-    TrainConfig,
     evaluate,
     importance_cost,
-    load_checkpoint,
     measure_importance,
-    run_fingerprint,
-    save_checkpoint,
     train,
     training_device,
 )

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..core.corpus import split_years
 from ..core.flops import step_flops
 from ..core.gpu import gpu_seconds
 from ..core.stats import t_interval
@@ -208,7 +209,7 @@ def parameter_table(params: GrowthParams, train_tokens: int) -> pd.DataFrame:
         {"quantity": "FLOP budget per arm", "value": f"{params.budget:.3g}"},
         {"quantity": "uniform arm: tokens seen", "value": f"{budget_tokens:,} ({budget_tokens / counts['total']:.2f} "
                                                          "per parameter)"},
-        {"quantity": "training text", "value": f"{train_tokens:,} tokens (sotu 1790-1929)"},
+        {"quantity": "training text", "value": f"{train_tokens:,} tokens (sotu {split_years('train')})"},
     ])
 
 

@@ -24,9 +24,11 @@ from dataclasses import dataclass, field
 import pandas as pd
 from tqdm.auto import tqdm
 
+from .checkpoints import Forks
 from .compute import is_stored, text_data, through_store
+from .config import BranchSchedule, TrainConfig
 from .params import GrowthParams
-from .trainer import BranchSchedule, Forks, TrainConfig, train
+from .trainer import train
 
 SWEEP_ARMS = ("uniform", "shallow", "gstack")
 

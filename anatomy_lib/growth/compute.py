@@ -7,18 +7,15 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
+from ..core.corpus import split_years
 from ..core.distributed import barrier, broadcast, world
 from ..core.estimate import announce, profile_of
 from ..core.results import ResultStore, load_or_compute
+from .checkpoints import Checkpointing
+from .config import TextData
 from .params import GrowthParams
 from .text import load_text
-from .trainer import (
-    Checkpointing,
-    TextData,
-    measure_importance,
-    train,
-    training_device,
-)
+from .trainer import measure_importance, train, training_device
 
 
 def text_data(params: GrowthParams):
@@ -30,7 +27,8 @@ def text_data(params: GrowthParams):
 def request(params: GrowthParams, text) -> dict:
     """The results-store request: the tokenizer (by its hash), the text splits, the device, every parameter."""
     return {"specimen": {"name": "growth-sotu", "tokenizer_sha256": text.sha256},
-            "text": {"corpus": "sotu", "train": "1790-1929", "validation": "1930-1959"}, **params.as_request()}
+            "text": {"corpus": "sotu", "train": split_years("train"), "validation": split_years("validation")},
+            **params.as_request()}
 
 
 def run_growth(params: GrowthParams, progress: bool = True, checkpoint: Checkpointing | None = None

@@ -18,9 +18,11 @@ from tqdm.auto import tqdm
 from ..core.display import estimate_text
 from ..core.flops import step_flops
 from ..core.stats import t_interval
+from .checkpoints import Forks
 from .compute import text_data, through_store
+from .config import Arm
 from .params import GrowthParams
-from .trainer import Arm, Forks, train
+from .trainer import train
 
 EVENT_ARMS = ("gstack", "developmental")
 VARIANTS = {  # name -> the TrainConfig fields it changes

@@ -89,8 +89,9 @@ def anatomy_comparison_figure(anatomy, specimen_name: str | None = None):
     for (arm, rows), colour, marker in zip(anatomy.groupby("arm", sort=False), sns.color_palette(PALETTE), "osD^"):
         band_curve(ax, "layer", rows, colour, marker, arm)
     symlog_axis(ax)
+    depths = sorted({int(n) for n in anatomy.groupby("arm")["layer"].nunique()})
     ax.set(xlabel="layer (0-based)", ylabel="change when skipped (%), symlog",
-           title="Does an anatomy emerge?\nSkip ablation of trained 12-layer models")
+           title=f"Does an anatomy emerge?\nSkip ablation of trained {'/'.join(map(str, depths))}-layer models")
     layer_ticks(ax, anatomy["layer"].unique())
     legend_below(ax, "model", ncol=3)
     return finish_figure(fig, "", specimen_name)

@@ -29,13 +29,8 @@ from dataclasses import dataclass, field
 from ..core.checks import non_negative_number, one_of, positive_int, positive_number
 from ..core.flops import step_flops
 from ..core.params import DiagnosticParams
+from .config import Arm, Event, Schedule, TrainConfig
 from .models import Shape
-from .trainer import (
-    Arm,
-    Event,
-    Schedule,
-    TrainConfig,
-)
 
 ARMS = ("uniform", "shallow", "gstack", "midas", "developmental", "random_source")
 

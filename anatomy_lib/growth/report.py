@@ -5,6 +5,7 @@ import numpy as np
 import pandas as pd
 
 from ..core import rules as v
+from ..core.display import Vocabulary
 from ..core.stats import t_interval
 from .analysis import (
     compute_to_target,
@@ -19,6 +20,16 @@ from .analysis import (
 )
 from .params import GrowthParams
 from .scaling import crossover, paired_differences
+
+# this chapter's words for its tables' columns (and the intervals its estimates carry): ``show_table(t)``
+show_table = Vocabulary(
+    {"arm": "arm", "steps": "optimiser steps", "final_loss": "final loss (nats/token)",
+     "minus_uniform": "minus uniform (nats/token)", "bits_per_byte": "bits per byte",
+     "val_loss": "validation loss (nats/token)", "budget_flops": "budget (FLOPs)", "cost_flops": "cost (FLOPs)",
+     "fraction": "at (share of budget)", "layers_before": "layers before", "layers_after": "layers after",
+     "saving": "saving", "jump": "jump (nats/token)", "before": "before (nats/token)", "end": "end (nats/token)",
+     "end_minus_as_run": "end minus as run (nats/token)", "final_val_loss": "final validation loss (nats/token)"},
+    {"speedup": ("speedup_low", "speedup_high")})
 
 PAPER = {"dev_loss": 0.127, "uniform_loss": 0.599, "loss_ratio": 4.7, "wall_time_saving": 0.13, "cost_saving": 0.54}
 
@@ -308,3 +319,17 @@ def conclusions(tables: dict[str, pd.DataFrame], params: GrowthParams, sweep: di
         cannot.append(f"Differences smaller than about {d['half_width']:.2f} nats in final loss: with {d['seeds']} "
                       "seeds they cannot be told from zero.")
     return {"can": can, "cannot": cannot}
+
+
+def loss_scale_sentences(runs: pd.DataFrame, bits_per_byte, overlap: float) -> list[str]:
+    """The paper's losses and ours on one scale (nats per token, perplexity, bits per byte through
+    ``bits_per_byte``), and the leakage check (``overlap``: the share of validation 8-grams found in the training
+    text), as sentences."""
+    best = float(runs["final_val_loss"].min())
+    return [f"The paper's developmental loss, {PAPER['dev_loss']} nats per token, is a perplexity of "
+            f"{np.exp(PAPER['dev_loss']):.2f}; its uniform one, {PAPER['uniform_loss']}, of "
+            f"{np.exp(PAPER['uniform_loss']):.2f}.",
+            f"Ours at the end: {best:.3f} nats per token at best, a perplexity of {np.exp(best):.1f}, "
+            f"{bits_per_byte(best):.2f} bits per byte.",
+            f"Validation 8-grams (tokens) that also occur in the training text: {overlap:.1%}."]
+

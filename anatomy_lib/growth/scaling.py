@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import brentq, curve_fit
 
+from ..core.gpu import gpu_seconds, gpu_throughput
 from ..core.stats import t_interval
 
 # where an extrapolated crossover is looked for, in multiples of the base budget
@@ -129,10 +130,11 @@ def crossover(tables: dict[str, pd.DataFrame], deep: str = "uniform", shallow: s
     return out
 
 
-def compute_cost(multiple: float, base_budget: float, cpu_flops_per_s: float, gpu_flops_per_s: float) -> dict:
-    """FLOPs of one run at ``multiple`` base budgets and the hours it takes at the two throughputs."""
+def compute_cost(multiple: float, base_budget: float, cpu_flops_per_s: float, gpu: str = "H200") -> dict:
+    """FLOPs of one run at ``multiple`` base budgets, the hours it takes on this CPU at its measured throughput,
+    and on one ``gpu`` by the book's one GPU convention (``core.gpu``: the fp32 peak at its stated share)."""
     flops = multiple * base_budget
-    return {"flops": flops, "cpu_hours": flops / cpu_flops_per_s / 3600, "gpu_hours": flops / gpu_flops_per_s / 3600}
+    return {"flops": flops, "cpu_hours": flops / cpu_flops_per_s / 3600, "gpu_hours": gpu_seconds(flops, gpu) / 3600}
 
 
 def measured_throughput(tables: dict[str, pd.DataFrame], arm: str = "uniform") -> float:
@@ -170,14 +172,11 @@ def budget_table(tables: dict[str, pd.DataFrame], train_tokens: int) -> pd.DataF
     return table
 
 
-# the H200's dense BF16 peak (989 TFLOP/s) at an assumed share: a width-128 model is far too small to fill it
-H200_ASSUMED_FLOPS = 989e12 * 0.05
-
-
-def budget_findings(tables: dict[str, pd.DataFrame], base_budget: float, train_tokens: int,
-                    gpu_flops_per_s: float = H200_ASSUMED_FLOPS) -> list[str]:
-    """The budget sweep in sentences whose numbers come from its tables."""
+def budget_findings(tables: dict[str, pd.DataFrame], params, train_tokens: int, gpu: str = "H200") -> list[str]:
+    """The budget sweep in sentences whose numbers come from its tables; ``params`` (the sweep's ``GrowthParams``)
+    gives the base budget and the two depths compared."""
     out = []
+    base_budget, deep, shallow = params.budget, params.target_layers, params.start_layers
     by_budget = budget_table(tables, train_tokens)
     multiples = sorted(by_budget["multiple"].unique())
     seeds = int(by_budget["seeds"].max())
@@ -194,12 +193,13 @@ def budget_findings(tables: dict[str, pd.DataFrame], base_budget: float, train_t
     cross = crossover(tables)
     cpu = measured_throughput(tables)
     if cross["kind"] == "measured":
-        cost = compute_cost(cross["measured"], base_budget, cpu, gpu_flops_per_s)
+        cost = compute_cost(cross["measured"], base_budget, cpu, gpu)
         out.append(f"Measured: from {cross['measured']:g}x the chapter's budget ({cost['flops']:.3g} FLOPs) the "
-                   f"12-layer uniform model is better than the 3-layer one, its paired interval below zero.")
+                   f"{deep}-layer uniform model is better than the {shallow}-layer one, its paired interval below "
+                   "zero.")
     elif cross["kind"] == "extrapolated":
         point = cross["extrapolated"]
-        cost = compute_cost(point, base_budget, cpu, gpu_flops_per_s)
+        cost = compute_cost(point, base_budget, cpu, gpu)
         interval = (f" [{cross['extrapolated_low']:.3g}x, {cross['extrapolated_high']:.3g}x]"
                     if np.isfinite(cross["extrapolated_low"]) else "")
         fitted = fits(tables)
@@ -208,8 +208,9 @@ def budget_findings(tables: dict[str, pd.DataFrame], base_budget: float, train_t
                    f"seed; {cross['seeds_crossing']} of {cross['seeds']} seeds' fits cross): the uniform model "
                    f"would overtake the shallow one at about {point:.3g}x the chapter's budget{interval}, "
                    f"{cost['flops']:.3g} FLOPs per run: {cost['cpu_hours']:.0f} hours of this CPU at the sweep's "
-                   f"{cpu / 1e9:.0f} GFLOP/s, {cost['gpu_hours'] * 60:.0f} minutes on one H200 at an assumed "
-                   f"{gpu_flops_per_s / 1e12:.0f} TFLOP/s. An extrapolation, not a measurement"
+                   f"{cpu / 1e9:.0f} GFLOP/s, {cost['gpu_hours'] * 60:.0f} minutes on one {gpu} (the book's GPU "
+                   f"convention, {gpu_throughput(gpu) / 1e12:.0f} TFLOP/s sustained). An extrapolation, not a "
+                   "measurement"
                    + (f": the swept budgets do not pin the loss floor down ({unfixed} of {len(fitted)} fits put it "
                       "at zero), so this continues power laws far beyond the data." if unfixed else "."))
     if {"gstack", "shallow"} <= set(branch_finals(tables)["arm"]):
@@ -225,7 +226,7 @@ def budget_findings(tables: dict[str, pd.DataFrame], base_budget: float, train_t
                        "(extrapolated): the budgets where growth could first pay lie beyond this sweep.")
     else:
         out.append(f"Not reached within {cross['largest_swept']:g}x, and no seed's fitted laws cross below "
-                   f"{SEARCH_MULTIPLES[1]:g}x: on these curves the 3-layer model stays ahead.")
+                   f"{SEARCH_MULTIPLES[1]:g}x: on these curves the {shallow}-layer model stays ahead.")
     check = branch_check(tables)
     if len(check):
         parts = ", ".join(f"{r.arm} {r.difference:+.3f} nats (seed spread {r.seed_sd:.3f})" for r in check.itertuples())

@@ -17,18 +17,19 @@ Under ``torchrun`` the same function trains with DistributedDataParallel: every 
 batch and takes its share of the blocks, so the loss curve does not depend on the number of processes; a growth
 event is decided on rank 0, applied on every rank, and the wrapper and optimiser are rebuilt identically. With
 ``Checkpointing`` a run saves its whole state (model, optimiser, schedule position, data position, random
-states, growth phase) atomically every few steps, and the same call continues from the last save.
+states, growth phase) atomically every few steps, and the same call continues from the last save
+(``checkpoints``). What a run is told lives in ``config``.
+
+Read ``train`` top to bottom: it opens a run (fresh, from a checkpoint or from a fork), then loops: keep the forks
+due, apply the growth events due, take one step if the budget allows it, evaluate when due, save when due.
+``_Run`` holds the state that loop moves forward.
 """
 from __future__ import annotations
 
 import copy
-import hashlib
-import json
-import os
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from dataclasses import replace as dc_replace
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -36,7 +37,6 @@ import torch
 from torch.nn.parallel import DistributedDataParallel
 from tqdm.auto import tqdm
 
-from ..core.checks import one_of, positive_int
 from ..core.corpus import TokenBlocks
 from ..core.distributed import World, all_sum, barrier, broadcast, world
 from ..core.flops import forward_flops, step_flops
@@ -47,103 +47,18 @@ from ..core.runtime import get_device
 from ..core.specimens import Specimen
 from ..importance.analysis import classify
 from ..importance.compute import ImportanceParams, importance_sweep
+from .checkpoints import (
+    CHECKPOINT_FORMAT,
+    Checkpointing,
+    Forks,
+    load_checkpoint,
+    numpy_rng_from,
+    run_fingerprint,
+    save_checkpoint,
+)
+from .config import Arm, Event, TextData, TrainConfig
 from .models import Shape, build_model
 from .operators import Copy, apply_plan, middle_plan, remove_plan, stack_plan
-
-EVENT_KINDS = ("stack", "middle", "develop", "random_develop")
-
-
-@dataclass(frozen=True)
-class Schedule:
-    """Warm-up, stable, decay on the fraction f of the budget used: the same function for every arm."""
-
-    lr: float = 3e-3
-    warmup: float = 0.05  # fraction of the budget
-    decay: float = 0.2  # the last fraction of the budget decays linearly ...
-    final: float = 0.1  # ... to this share of lr
-
-    def __call__(self, f: float) -> float:
-        if f < self.warmup:
-            return self.lr * (f + 1e-3) / self.warmup
-        return self.after_warmup(f)
-
-    def after_warmup(self, f: float) -> float:
-        """The stable rate, then the linear decay over the last ``decay`` of the budget."""
-        if f < 1 - self.decay:
-            return self.lr
-        return self.lr * (1 - (1 - self.final) * min(1.0, (f - (1 - self.decay)) / self.decay))
-
-    def at(self, used: float, budget: float) -> float:
-        """The rate after ``used`` of ``budget`` FLOPs (what the trainer asks)."""
-        return self(used / budget)
-
-
-@dataclass(frozen=True)
-class BranchSchedule(Schedule):
-    """Warm-up over a fixed number of FLOPs whatever the budget, then ``Schedule``'s stable rate and decay.
-    Runs of any budget then share one trajectory until their own decay starts, so one run to the largest budget
-    plus a decay branch per smaller budget equals a fresh run per budget, step for step (the warm-up / stable /
-    decay idea of Hägele et al. 2024, arXiv 2405.18392). ``floor`` is the rate at step 0 as a share of ``lr``
-    (0.02: ``Schedule``'s own at a 5% warm-up)."""
-
-    warmup_flops: float = 0.0
-    floor: float = 0.02
-
-    def at(self, used: float, budget: float) -> float:
-        if used < self.warmup_flops:
-            return self.lr * (used / self.warmup_flops + self.floor)
-        return self.after_warmup(used / budget)
-
-
-@dataclass(frozen=True)
-class Event:
-    """Grow at ``fraction`` of the budget: ``stack`` to ``target`` layers, ``middle`` (duplicate the middle
-    ``block``), ``develop`` (clone the most important layers up to ``target``, anti-layers removed and
-    replaced) or ``random_develop`` (the same, cloned layers chosen at random, nothing measured)."""
-
-    fraction: float
-    kind: str
-    target: int = 0
-    block: int = 0
-
-    def __post_init__(self):
-        one_of(self.kind, EVENT_KINDS, "growth event")
-        if not 0 < self.fraction < 1:
-            raise ValueError(f"a growth time is a fraction of the budget in (0, 1), got {self.fraction}")
-
-
-@dataclass(frozen=True)
-class Arm:
-    name: str
-    start_layers: int
-    events: tuple[Event, ...] = ()
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    """What every arm shares."""
-
-    shape: Shape
-    budget: float  # FLOPs
-    batch: int
-    schedule: Schedule = Schedule()
-    weight_decay: float = 0.1
-    clip: float = 1.0
-    eval_fractions: tuple[float, ...] = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
-    rewarm: float = 0.02  # fraction of the budget over which the rate re-warms after growth
-    reset_optimizer: bool = False
-    clone_noise: float = 0.01
-    importance_boot: int = 500
-    extra_eval_steps: tuple[int, ...] = field(default=())
-    compile: bool = False  # torch.compile the training forward (evaluation stays eager)
-    stop_at: float | None = None  # stop after this many FLOPs (the schedule still runs on the whole budget)
-
-
-@dataclass
-class TextData:
-    train: np.ndarray  # one token stream
-    validation: torch.Tensor  # (blocks, context) for the curves
-    importance: torch.Tensor  # (blocks, context) the developmental arm measures importance on
 
 
 def evaluate(model, blocks: torch.Tensor, at: World | None = None) -> float:
@@ -237,76 +152,161 @@ def _grow(model, event: Event, config: TrainConfig, data: TextData, seed: int, a
     return cost, record
 
 
-@dataclass(frozen=True)
-class Checkpointing:
-    """Where a run saves its state, and every how many optimiser steps."""
-
-    directory: str | Path
-    every: int = 50
-
-    def __post_init__(self):
-        positive_int(self.every, "checkpoint interval (steps)")
-
-    def path(self, arm: str, seed: int) -> Path:
-        return Path(self.directory) / f"{arm}-seed{seed}.pt"
-
-
-CHECKPOINT_FORMAT = ("anatomy-growth-checkpoint", 1)
-
-
-class CheckpointError(RuntimeError):
-    """A checkpoint that cannot be resumed from: unreadable, or written by another run."""
-
-
-def run_fingerprint(arm: Arm, config: TrainConfig, data: TextData, seed: int) -> str:
-    """What a checkpoint must belong to: the arm, every training setting, the seed and the data."""
-    digest = hashlib.sha256(json.dumps([asdict(arm), asdict(config), seed], sort_keys=True, default=str).encode())
-    for array in (data.train, data.validation.numpy(), data.importance.numpy()):
-        digest.update(str(array.shape).encode())
-        digest.update(np.ascontiguousarray(array).tobytes())
-    return digest.hexdigest()
-
-
-def save_checkpoint(path: Path, state: dict) -> None:
-    """Write atomically: a kill mid-write leaves the previous checkpoint intact."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".partial")
-    torch.save(state, partial)
-    os.replace(partial, path)
-
-
-def load_checkpoint(path: Path, fingerprint: str) -> dict | None:
-    """The saved state of this run, None when there is none; a clear error for a file that cannot be read or
-    that another run wrote (never a silent restart from scratch)."""
-    if not path.exists():
-        return None
-    try:
-        state = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as error:  # noqa: BLE001 (any unreadable file gets the same advice)
-        raise CheckpointError(f"checkpoint {path} cannot be read ({type(error).__name__}: truncated, corrupt or "
-                              "not written by this trainer); delete it to restart this run from scratch") from error
-    if not isinstance(state, dict) or tuple(state.get("format", ())) != CHECKPOINT_FORMAT:
-        raise CheckpointError(f"{path} is not a growth checkpoint of format {CHECKPOINT_FORMAT}; delete it or choose "
-                           "another checkpoint directory")
-    if state.get("fingerprint") != fingerprint:
-        raise CheckpointError(f"checkpoint {path} was written by another run (other arm, settings, seed or data); "
-                           "delete it or choose another checkpoint directory")
-    return state
-
-
-def _numpy_rng_from(state: dict) -> np.random.Generator:
-    rng = np.random.default_rng()
-    rng.bit_generator.state = state
-    return rng
-
-
 @dataclass
-class Forks:
-    """FLOP thresholds at which ``train`` keeps a copy of its whole state (before the first step taken at or past
-    each): ``train(..., start=forks.states[t])`` continues from one, under another config or arm."""
+class _Run:
+    """The state a training loop moves forward: the model and its optimiser, the position in the budget, the data
+    order, the growth events still to come, and what has been recorded. ``snapshot`` is all of it as a
+    checkpoint; ``restore`` puts a snapshot back."""
 
-    thresholds: tuple[float, ...]
-    states: dict[float, dict] = field(default_factory=dict)
+    arm: Arm
+    config: TrainConfig
+    data: TextData
+    seed: int
+    at: World
+    fingerprint: str
+    model: torch.nn.Module
+    optimiser: torch.optim.Optimizer
+    rng: np.random.Generator
+    events: list[Event]
+    eval_at: list[float]
+    used: float = 0.0  # FLOPs spent
+    step: int = 0
+    tokens: int = 0
+    rewarm_from: float | None = None  # FLOPs at the last growth event
+    current_lr: float = 0.0
+    elapsed: float = 0.0  # wall seconds before this process took the run over
+    curve: list[dict] = field(default_factory=list)
+    records: list[dict] = field(default_factory=list)
+    module: torch.nn.Module | None = None  # what a step calls (the model, wrapped under torchrun)
+    started: float = 0.0
+
+    @classmethod
+    def open(cls, arm: Arm, config: TrainConfig, data: TextData, seed: int, at: World, fingerprint: str,
+             saved: dict | None, relabel: bool) -> "_Run":
+        """A fresh run, or ``saved`` restored (``relabel``: a fork's state continued as this arm and config)."""
+        model = build_model(config.shape, saved["n_layers"] if saved else arm.start_layers, seed)
+        run = cls(arm, config, data, seed, at, fingerprint, model, _optimiser(model, config, None),
+                  np.random.default_rng(10_000 + seed), sorted(arm.events, key=lambda e: e.fraction),
+                  sorted(set(config.eval_fractions)))
+        if saved:
+            run.restore(saved, relabel)
+        return run
+
+    def snapshot(self, done: bool = False) -> dict:
+        return {"format": list(CHECKPOINT_FORMAT), "fingerprint": self.fingerprint, "done": done,
+                "n_layers": len(self.model.model.layers), "model": self.model.state_dict(),
+                "optimiser": self.optimiser.state_dict(), "curve": self.curve, "records": self.records,
+                "loop": {"used": self.used, "step": self.step, "tokens": self.tokens, "rewarm_from": self.rewarm_from,
+                         "current_lr": self.current_lr, "elapsed": time.perf_counter() - self.started,
+                         "eval_at": self.eval_at, "events_done": len(self.arm.events) - len(self.events)},
+                "numpy_rng": self.rng.bit_generator.state, "torch_rng": torch.get_rng_state()}
+
+    def restore(self, saved: dict, relabel: bool) -> None:
+        self.model.load_state_dict(saved["model"])
+        self.optimiser.load_state_dict(saved["optimiser"])
+        loop = saved["loop"]
+        self.used, self.step, self.tokens = loop["used"], loop["step"], loop["tokens"]
+        self.rewarm_from, self.current_lr, self.elapsed = loop["rewarm_from"], loop["current_lr"], loop["elapsed"]
+        self.eval_at = list(loop["eval_at"])
+        self.events = self.events[loop["events_done"]:]
+        self.curve, self.records = list(saved["curve"]), list(saved["records"])
+        self.rng = numpy_rng_from(saved["numpy_rng"])
+        torch.set_rng_state(saved["torch_rng"])
+        if relabel:  # the trajectory so far becomes this arm's; its evaluations to come are this config's
+            budget = self.config.budget
+            self.curve = [{**row, "arm": self.arm.name, "fraction": row["flops"] / budget} for row in self.curve]
+            self.eval_at = [f for f in sorted(set(self.config.eval_fractions)) if f * budget > self.used]
+
+    def go(self, device: torch.device) -> None:
+        """Move to the device and start the clock (the run's wall time continues from ``elapsed``)."""
+        self.model.to(device)
+        self.module = _wrap(self.model, self.at, self.config.compile)
+        self.started = time.perf_counter() - self.elapsed
+
+    def record(self, kind: str = "eval") -> None:
+        """One point of the curve: validation loss now."""
+        self.model.eval()
+        self.curve.append({"arm": self.arm.name, "seed": self.seed, "step": self.step, "tokens": self.tokens,
+                           "flops": self.used, "fraction": self.used / self.config.budget,
+                           "val_loss": evaluate(self.model, self.data.validation, self.at),
+                           "layers": len(self.model.model.layers), "lr": self.current_lr, "kind": kind,
+                           "wall_s": time.perf_counter() - self.started})
+        self.model.train()
+
+    def grow(self, event: Event, device: torch.device) -> None:
+        """Apply a growth event (charged to the budget), rebuild the wrapper and the optimiser, start the
+        re-warm-up, record the loss right after."""
+        cost, info = _grow(self.model, event, self.config, self.data, self.seed, self.at)
+        self.used += cost
+        self.records.append({"arm": self.arm.name, "seed": self.seed, "step": self.step, "flops": self.used,
+                             "fraction": event.fraction, "cost_flops": cost, **info})
+        self.model.to(device)
+        self.model.train()
+        self.module = _wrap(self.model, self.at, self.config.compile)
+        self.optimiser = _optimiser(self.model, self.config, self.optimiser)
+        self.rewarm_from = self.used
+        self.record("growth")
+
+    def growth_due(self) -> bool:
+        return bool(self.events) and self.used >= self.events[0].fraction * self.config.budget
+
+    def step_cost(self) -> float:
+        return step_flops(self.config.shape, [True] * len(self.model.model.layers), True, self.config.batch)
+
+    @property
+    def stop(self) -> float:
+        """FLOPs the run may spend (the budget, or ``stop_at`` where that comes first)."""
+        config = self.config
+        return config.budget if config.stop_at is None else min(config.stop_at, config.budget)
+
+    def learning_rate(self) -> float:
+        """The schedule's rate at this point, scaled down while re-warming after a growth event."""
+        config = self.config
+        rate = config.schedule.at(self.used, config.budget)
+        length = config.rewarm * config.budget if config.rewarm_flops is None else config.rewarm_flops
+        if self.rewarm_from is not None and length > 0:
+            rate *= min(1.0, (self.used - self.rewarm_from) / length + 1e-3)
+        return rate
+
+    def train_step(self, cost: float, device: torch.device) -> None:
+        """One optimiser step on a batch drawn from the training stream; every process draws the same global
+        batch and trains on its share of it."""
+        config, at = self.config, self.at
+        self.current_lr = self.learning_rate()
+        for group in self.optimiser.param_groups:
+            group["lr"] = self.current_lr
+        context = config.shape.context
+        starts = self.rng.integers(0, len(self.data.train) - context, size=config.batch)[at.rank::at.size]
+        ids = torch.from_numpy(np.stack([self.data.train[s:s + context] for s in starts])).to(device)
+        loss = next_token_nll(self.module(input_ids=ids).logits, ids)
+        self.optimiser.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), config.clip)
+        self.optimiser.step()
+        self.used += cost
+        self.step += 1
+        self.tokens += ids.numel() * at.size
+
+    def evaluate_if_due(self) -> None:
+        """Record the loss at the next evaluation fraction passed (and at the extra steps asked for)."""
+        budget, extra = self.config.budget, self.config.extra_eval_steps
+        if (self.eval_at and self.used >= self.eval_at[0] * budget) or self.step in extra:
+            while self.eval_at and self.used >= self.eval_at[0] * budget:
+                self.eval_at.pop(0)
+            self.record("eval" if self.step not in extra else "equal steps")
+
+    def save(self, checkpoint: Checkpointing, forks: Forks | None, done: bool = False) -> None:
+        """The run's state, with the forks kept so far (a resumed run still has the states it passed)."""
+        if self.at.main:
+            state = self.snapshot(done)
+            if forks is not None:
+                state["forks"] = forks.states
+            save_checkpoint(checkpoint.path(self.arm.name, self.seed), state)
+        barrier(self.at)
+
+    def result(self):
+        self.model.eval()
+        return pd.DataFrame(self.curve), pd.DataFrame(self.records), self.model
 
 
 def train(arm: Arm, config: TrainConfig, data: TextData, seed: int, progress: bool = False,
@@ -320,122 +320,42 @@ def train(arm: Arm, config: TrainConfig, data: TextData, seed: int, progress: bo
     at = world()
     if config.batch % at.size:
         raise ValueError(f"the global batch of {config.batch} blocks must divide evenly among {at.size} processes")
-    shape = config.shape
-    device = training_device(at)
-    events = sorted(arm.events, key=lambda e: e.fraction)
-    for event in events:
-        if event.fraction >= 1:
-            raise ValueError("growth times must lie inside the budget")
-    path = checkpoint.path(arm.name, seed) if checkpoint else None
+    if any(event.fraction >= 1 for event in arm.events):
+        raise ValueError("growth times must lie inside the budget")
     fingerprint = run_fingerprint(arm, config, data, seed) if checkpoint else ""
-    saved = load_checkpoint(path, fingerprint) if checkpoint else copy.deepcopy(start)
-    model = build_model(shape, saved["n_layers"] if saved else arm.start_layers, seed)
-    optimiser = _optimiser(model, config, None)
-    rng = np.random.default_rng(10_000 + seed)
-    used, step, tokens, rewarm_from, current_lr, elapsed = 0.0, 0, 0, None, 0.0, 0.0
-    eval_at = sorted(set(config.eval_fractions))
-    curve, records = [], []
-    if saved:
-        model.load_state_dict(saved["model"])
-        optimiser.load_state_dict(saved["optimiser"])
-        loop = saved["loop"]
-        used, step, tokens, rewarm_from = loop["used"], loop["step"], loop["tokens"], loop["rewarm_from"]
-        current_lr, elapsed, eval_at = loop["current_lr"], loop["elapsed"], list(loop["eval_at"])
-        events = events[loop["events_done"]:]
-        curve, records = list(saved["curve"]), list(saved["records"])
-        rng = _numpy_rng_from(saved["numpy_rng"])
-        torch.set_rng_state(saved["torch_rng"])
-        if start is not None:
-            curve = [{**row, "arm": arm.name, "fraction": row["flops"] / config.budget} for row in curve]
-            eval_at = [f for f in sorted(set(config.eval_fractions)) if f * config.budget > used]
-        if saved["done"]:
-            model.eval()
-            return pd.DataFrame(curve), pd.DataFrame(records), model
-    model.to(device)
-    ddp = _wrap(model, at, config.compile)
-    started = time.perf_counter() - elapsed
-    context = shape.context
-    starts_max = len(data.train) - context
-    n_events = len(arm.events)
-
-    def record(kind: str = "eval") -> None:
-        model.eval()
-        curve.append({"arm": arm.name, "seed": seed, "step": step, "tokens": tokens, "flops": used,
-                      "fraction": used / config.budget, "val_loss": evaluate(model, data.validation, at),
-                      "layers": len(model.model.layers), "lr": current_lr, "kind": kind,
-                      "wall_s": time.perf_counter() - started})
-        model.train()
-
-    def state(done: bool = False) -> dict:
-        return {"format": list(CHECKPOINT_FORMAT), "fingerprint": fingerprint, "done": done,
-                "n_layers": len(model.model.layers), "model": model.state_dict(),
-                "optimiser": optimiser.state_dict(), "curve": curve, "records": records,
-                "loop": {"used": used, "step": step, "tokens": tokens, "rewarm_from": rewarm_from,
-                         "current_lr": current_lr, "elapsed": time.perf_counter() - started, "eval_at": eval_at,
-                         "events_done": n_events - len(events)},
-                "numpy_rng": rng.bit_generator.state, "torch_rng": torch.get_rng_state()}
-
-    def save(done: bool = False) -> None:
-        if at.main:
-            save_checkpoint(path, state(done))
-        barrier(at)
-
-    pending = sorted(t for t in (forks.thresholds if forks else ()) if t > used)
-
-    model.train()
+    saved = load_checkpoint(checkpoint.path(arm.name, seed), fingerprint) if checkpoint else copy.deepcopy(start)
+    run = _Run.open(arm, config, data, seed, at, fingerprint, saved, relabel=start is not None)
+    if forks is not None and checkpoint is not None and saved:
+        forks.states.update(saved.get("forks", {}))
+    if saved and saved["done"]:
+        return run.result()
+    device = training_device(at)
+    run.go(device)
+    pending = sorted(t for t in (forks.thresholds if forks else ()) if t > run.used)
+    run.model.train()
     if not saved:
-        record()
-    bar = tqdm(total=100, initial=int(100 * used / config.budget), desc=f"{arm.name} (seed {seed})",
+        run.record()
+    bar = tqdm(total=100, initial=int(100 * run.used / config.budget), desc=f"{arm.name} (seed {seed})",
                disable=not progress or not at.main, leave=False, unit="%")
     while True:
-        while pending and used >= pending[0]:
-            forks.states[pending.pop(0)] = copy.deepcopy(state())
-        while events and used >= events[0].fraction * config.budget:
-            event = events.pop(0)
-            cost, info = _grow(model, event, config, data, seed, at)
-            used += cost
-            records.append({"arm": arm.name, "seed": seed, "step": step, "flops": used, "fraction": event.fraction,
-                            "cost_flops": cost, **info})
-            model.to(device)
-            model.train()
-            ddp = _wrap(model, at, config.compile)
-            optimiser = _optimiser(model, config, optimiser)
-            rewarm_from = used
-            record("growth")
-        n_layers = len(model.model.layers)
-        cost = step_flops(shape, [True] * n_layers, True, config.batch)
-        if used + cost > (config.budget if config.stop_at is None else min(config.stop_at, config.budget)):
+        while pending and run.used >= pending[0]:
+            forks.states[pending.pop(0)] = copy.deepcopy(run.snapshot())
+        while run.growth_due():
+            run.grow(run.events.pop(0), device)
+        cost = run.step_cost()
+        if run.used + cost > run.stop:
             break
-        current_lr = config.schedule.at(used, config.budget)
-        if rewarm_from is not None and config.rewarm > 0:
-            current_lr *= min(1.0, (used - rewarm_from) / (config.rewarm * config.budget) + 1e-3)
-        for group in optimiser.param_groups:
-            group["lr"] = current_lr
-        # every process draws the same global batch and trains on its share of it
-        starts = rng.integers(0, starts_max, size=config.batch)[at.rank::at.size]
-        ids = torch.from_numpy(np.stack([data.train[s:s + context] for s in starts])).to(device)
-        loss = next_token_nll(ddp(input_ids=ids).logits, ids)
-        optimiser.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), config.clip)
-        optimiser.step()
-        used += cost
-        step += 1
-        tokens += ids.numel() * at.size
-        bar.update(int(100 * used / config.budget) - bar.n)
-        if (eval_at and used >= eval_at[0] * config.budget) or step in config.extra_eval_steps:
-            while eval_at and used >= eval_at[0] * config.budget:
-                eval_at.pop(0)
-            record("eval" if step not in config.extra_eval_steps else "equal steps")
-        if checkpoint and step % checkpoint.every == 0:
-            save()
+        run.train_step(cost, device)
+        bar.update(int(100 * run.used / config.budget) - bar.n)
+        run.evaluate_if_due()
+        if checkpoint and run.step % checkpoint.every == 0:
+            run.save(checkpoint, forks)
     bar.close()
-    if curve[-1]["step"] != step:
-        record()
+    if run.curve[-1]["step"] != run.step:
+        run.record()
     if checkpoint:
-        save(done=True)
-    model.eval()
-    return pd.DataFrame(curve), pd.DataFrame(records), model
+        run.save(checkpoint, forks, done=True)
+    return run.result()
 
 
 def training_device(at: World) -> torch.device:

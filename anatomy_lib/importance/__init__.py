@@ -60,9 +60,11 @@ from .report import (
     class_stability,
     findings,
     index_sensitivity,
+    mode_summary,
     operator_findings,
     operator_table,
     paper_claims,
+    show_table,
     stability_sentence,
 )
 

@@ -4,10 +4,17 @@ from __future__ import annotations
 import pandas as pd
 
 from ..core import rules as v
+from ..core.display import Vocabulary
 from ..core.params import PaperLayers
+from ..core.stats import spearman
 from .activations import appearance_layer
 from .analysis import Thresholds, importance_range_orders, rank_agreement, undetermined_reasons
 from .compute import ImportanceParams
+
+# this chapter's words for its tables' columns (and the intervals its estimates carry): ``show_table(t)``
+show_table = Vocabulary(
+    {"block_influence": "Block Influence", "class": "anatomy class"},
+    {})
 
 PAPER = {"critical_core": [8, 9, 10, 11], "l11_change_pct": 63419.0, "anti_layers": [14, 17],
          "io_processors": [1, 2, 23, 24, 25, 26, 27, 28], "connective_below_pct": 30.0, "range_orders": 7.0}
@@ -140,6 +147,20 @@ def findings(tables: dict[str, pd.DataFrame], params: ImportanceParams | None = 
     rho = rank_agreement(paper_mode)
     out.append(f"Block Influence ranks the layers with Spearman {rho:+.2f} against the neighbour-mean changes.")
     return out
+
+
+def mode_summary(tables: dict[str, pd.DataFrame], reference: str) -> pd.DataFrame:
+    """One row per ablation mode: its most important layer and that layer's change, the layers of each class, and
+    the rank agreement of its changes with the ``reference`` mode's (the paper's)."""
+    rows = []
+    for mode, t in tables.items():
+        top = t.loc[t["change_pct"].idxmax()]
+        layers_of = lambda name: ", ".join(map(str, t.loc[t["class"] == name, "layer"]))
+        rows.append({"mode": mode, "most important layer": int(top.layer), "its change": f"{top.change_pct:+,.0f}%",
+                     "critical core": layers_of("critical core"), "anti-layers": layers_of("anti-layer") or "none",
+                     "connective tissue": int((t["class"] == "connective tissue").sum()),
+                     f"Spearman vs {reference}": spearman(tables[reference]["change_pct"], t["change_pct"])})
+    return pd.DataFrame(rows)
 
 
 def operator_findings(summary: pd.DataFrame) -> list[str]:

@@ -22,7 +22,7 @@ from .compute import (
     manipulation,
     strategy_heatmap,
 )
-from .report import PAPER, findings, paper_claims
+from .report import PAPER, findings, paper_claims, show_table
 from .strategies import DEFAULT_ALPHAS, SCOPES, SIDES, STRATEGIES, Manipulation, apply, low_rank, measure, neighbour_of
 
 Params = ManipulationParams

@@ -4,7 +4,14 @@ from __future__ import annotations
 import pandas as pd
 
 from ..core import rules as v
-from ..core.display import estimate_text
+from ..core.display import Vocabulary, estimate_text
+
+# this chapter's words for its tables' columns (and the intervals its estimates carry): ``show_table(t)``
+show_table = Vocabulary(
+    {"label": "edit", "generated_ppl": "perplexity of its own text", "distinct_2": "distinct-2",
+     "repetition_rate": "repetition", "empty_share": "empty answers", "fact_rate": "facts right",
+     "fact_change": "facts right, change"},
+    {"fact_rate": ("fact_rate_low", "fact_rate_high"), "fact_change": ("fact_change_low", "fact_change_high")})
 
 PAPER = {"alpha": 0.9, "scale_change_pct": 49.0}
 

@@ -4,6 +4,12 @@ from __future__ import annotations
 import pandas as pd
 
 from ..core import rules as v
+from ..core.display import Vocabulary
+
+# this chapter's words for its tables' columns (and the intervals its estimates carry): ``show_table(t)``
+show_table = Vocabulary(
+    {"predictor": "predictor", "fit": "fit", "proj_dim": "projection size"},
+    {})
 
 PAPER = {"gate_r2": 0.91, "substitution_ppl": 100_000.0}
 

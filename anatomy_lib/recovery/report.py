@@ -5,6 +5,7 @@ import numpy as np
 import pandas as pd
 
 from ..core import rules as v
+from ..core.display import Vocabulary
 from ..core.params import PaperLayers
 from .analysis import (
     MAIN_CRITERION,
@@ -18,6 +19,14 @@ from .analysis import (
     steps_label,
 )
 from .params import RecoveryParams
+
+# this chapter's words for its tables' columns (and the intervals its estimates carry): ``show_table(t)``
+show_table = Vocabulary(
+    {"sigma": "noise σ", "noise_seed": "noise seed", "initial_excess_nll": "damage (nats)",
+     "final_excess_nll": "left at the end (nats)", "area_excess_nll": "area (nats × steps)",
+     "recovered_fraction": "damage undone", "steps": "steps to recover", "largest_move_nll": "largest move (nats)",
+     "final_move_nll": "final move (nats)", "tolerance_nll": "tolerance (nats)", "protocol": "protocol"},
+    {"recovered_fraction": ("fraction_low", "fraction_high")})
 
 PAPER = {"critical_layer": 11, "budget_steps": 200}
 RAW = Criterion("baseline", MAIN_CRITERION.share)  # the same share, without the sham's drift taken out

@@ -54,14 +54,34 @@ def test_chapter_shape_and_colab_cell(chapter):
     assert "SPECIMEN" in params and "PROFILE" in params
 
 
-CELL_TIMEOUT_S = 1200  # far above any smoke cell (the atlas computes a second model's chapters in one); turns a
-# stalled kernel connection into a failure, not a hang
+CELL_TIMEOUT_S = 300  # far above any smoke cell read from the committed store; turns a stalled kernel connection
+# into a failure, not a hang
+
+
+@pytest.fixture(scope="module")
+def committed_store(tmp_path_factory):
+    """A copy of the repository's ``data/``: the committed smoke results (and the quick ones a chapter reads for
+    its second specimen), so that a chapter test reads what `make smoke-store` stored instead of recomputing
+    real-specimen sweeps for half an hour, and writes nothing into the checkout."""
+    import shutil
+
+    copy = tmp_path_factory.mktemp("store") / "data"
+    shutil.copytree(ROOT / "data", copy, ignore=shutil.ignore_patterns("*.lock"))
+    return copy
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
-def test_chapter_executes_at_smoke_size(chapter, tmp_path):
+def test_chapter_executes_at_smoke_size(chapter, tmp_path, committed_store, monkeypatch):
+    """Every chapter at the smoke profile, every result read from the committed smoke store: a result missing
+    there (a changed parameter or algorithm version) fails here in one line that says to run `make smoke-store`
+    (ANATOMY_STORE_ONLY), instead of silently recomputing."""
     import papermill as pm
     from nbclient.exceptions import CellTimeoutError
+
+    from anatomy_lib.core.results import DATA_ENV, STORE_ONLY_ENV
+
+    monkeypatch.setenv(DATA_ENV, str(committed_store))  # the kernel inherits the test's environment
+    monkeypatch.setenv(STORE_ONLY_ENV, "1")
 
     run = lambda: pm.execute_notebook(
         str(ROOT / f"{chapter}.ipynb"), str(tmp_path / "out.ipynb"),

@@ -12,9 +12,11 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from anatomy_lib.core.distributed import init_from_environment  # noqa: E402
-from anatomy_lib.growth import GrowthParams  # noqa: E402
-from anatomy_lib.growth.trainer import Checkpointing, TextData, train  # noqa: E402
+from anatomy_lib.core.distributed import init_from_environment
+from anatomy_lib.growth import GrowthParams
+from anatomy_lib.growth.checkpoints import Checkpointing
+from anatomy_lib.growth.config import TextData
+from anatomy_lib.growth.trainer import train
 
 GROWTH = GrowthParams.for_profile("smoke", budget_steps=24, batch=4)
 

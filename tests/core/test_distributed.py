@@ -64,7 +64,7 @@ def test_a_killed_run_resumes_to_the_same_final_loss(one_process, tmp_path):
 
 
 def test_foreign_and_corrupt_checkpoints_are_refused(tmp_path):
-    from anatomy_lib.growth.trainer import Checkpointing, load_checkpoint, save_checkpoint
+    from anatomy_lib.growth.checkpoints import Checkpointing, load_checkpoint, save_checkpoint
 
     path = Checkpointing(tmp_path).path("uniform", 0)
     save_checkpoint(path, {"format": ["anatomy-growth-checkpoint", 1], "fingerprint": "another run"})

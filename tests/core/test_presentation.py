@@ -12,7 +12,7 @@ from anatomy_lib.core import style
 from anatomy_lib.core.display import estimate_text, readable, show_table
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402 (after the backend is chosen)
+import matplotlib.pyplot as plt
 
 
 @pytest.mark.parametrize("value, spec, text", [
@@ -86,3 +86,39 @@ def test_point_labels_never_overlap():
     assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
     assert ax.texts[0].get_text() == "L0", "labels are placed in the order given (most important first)"
     plt.close(fig)
+
+
+def test_show_table_refuses_a_column_the_table_lacks():
+    from anatomy_lib.core.display import show_table
+
+    table = pd.DataFrame({"quantity": ["width"], "value": ["64"]})
+    with pytest.raises(ValueError, match=r"no column 'parameter', 'meaning' in this table; its columns are "
+                                         r"'quantity', 'value'"):
+        show_table(table, left=("parameter", "value", "meaning"))
+    with pytest.raises(ValueError, match="no column 'ppl'"):
+        show_table(table, {"ppl": ".2f"})
+
+
+def test_each_chapter_names_its_own_columns():
+    """'steps' are steps to recover in chapter 6 and optimiser steps in chapter 7; the core's shared headers carry
+    no chapter's word."""
+    from anatomy_lib import growth, recovery
+    from anatomy_lib.core.display import HEADERS, show_table
+
+    table = pd.DataFrame({"layer": [1], "steps": [40]})
+    assert "steps to recover" in recovery.show_table(table).data
+    assert "optimiser steps" in growth.show_table(table).data and "recover" not in growth.show_table(table).data
+    assert "steps" not in HEADERS and ">steps<" in show_table(table).data.replace(" ", "")
+
+
+def test_a_parameter_table_lists_every_field_with_its_help():
+    from dataclasses import fields
+
+    from anatomy_lib.recovery import RecoveryParams
+
+    params = RecoveryParams()
+    table = params.table()
+    assert list(table.columns) == ["parameter", "value", "meaning"]
+    assert list(table["parameter"]) == [f.name for f in fields(params)]
+    assert table.set_index("parameter").loc["steps", "value"] == str(params.steps)
+    assert table["meaning"].str.len().gt(0).all()

@@ -144,3 +144,47 @@ def test_stored_files_follow_the_umask(tmp_path):
         os.umask(old)
     modes = {p.name.split(".")[-1]: stat.S_IMODE(p.stat().st_mode) for p in tmp_path.glob("spec/knobs/*")}
     assert modes and set(modes.values()) == {0o644}, modes
+
+
+def _store_repeatedly(root, value, rounds):
+    import pandas as pd
+
+    from anatomy_lib.core.results import ResultStore
+
+    store = ResultStore(root)
+    for _ in range(rounds):
+        store.save("race", {"specimen": {"name": "s"}, "k": 1},
+                   {"a": pd.DataFrame({"x": [value] * 50}), "b": pd.DataFrame({"y": [value] * 50})}, {})
+
+
+def test_two_processes_storing_one_result_never_mix_their_tables(tmp_path):
+    """Each save writes its tables and then its manifest under the result's lock: whatever the interleaving, the
+    stored result is one process's whole set (without the lock, one's manifest lands on the other's tables and
+    the result reads as unusable)."""
+    import multiprocessing
+
+    from anatomy_lib.core.results import ResultStore
+
+    context = multiprocessing.get_context("spawn")
+    workers = [context.Process(target=_store_repeatedly, args=(str(tmp_path), value, 40)) for value in (1, 2)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(120)
+    assert [worker.exitcode for worker in workers] == [0, 0]
+    tables, _ = ResultStore(tmp_path).load("race", {"specimen": {"name": "s"}, "k": 1})
+    assert set(tables["a"]["x"]) == set(tables["b"]["y"]) and len(set(tables["a"]["x"])) == 1
+
+
+def test_a_store_only_run_refuses_to_compute_and_names_the_fix(tmp_path, monkeypatch):
+    from anatomy_lib.core.results import STORE_ONLY_ENV, ComputationRefused
+
+    store = ResultStore(tmp_path)
+    compute, calls = _compute_counter()
+    load_or_compute("diag", REQUEST, compute, store=store)
+    monkeypatch.setenv(STORE_ONLY_ENV, "1")
+    load_or_compute("diag", REQUEST, compute, store=store)  # stored: read, not computed
+    assert len(calls) == 1
+    with pytest.raises(ComputationRefused, match="lacks diag for tiny with these parameters.*make smoke-store"):
+        load_or_compute("diag", {**REQUEST, "params": {"mode": "y"}}, compute, store=store)
+    assert len(calls) == 1

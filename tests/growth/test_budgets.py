@@ -10,7 +10,8 @@ import pytest
 from anatomy_lib.growth import scaling
 from anatomy_lib.growth.budgets import BudgetParams, run_budgets
 from anatomy_lib.growth.compute import text_data
-from anatomy_lib.growth.trainer import BranchSchedule, Schedule, train
+from anatomy_lib.growth.config import BranchSchedule, Schedule
+from anatomy_lib.growth.trainer import train
 
 SMOKE = BudgetParams.for_profile("smoke")
 
@@ -107,3 +108,17 @@ def test_the_event_study_starts_every_variant_from_one_state():
         same_jump = group[group["variant"].isin(["as run", "fresh optimiser", "no re-warm-up"])]["jump"]
         assert same_jump.nunique() == 1, arm
     assert event_findings(tables, params)
+
+
+def test_budget_sentences_name_the_depths_their_parameters_set():
+    """The depths in the sentences come from the sweep's parameters (smoke: 4 over 2), never typed; GPU time by the
+    book's one convention (core.gpu)."""
+    from anatomy_lib.core.gpu import gpu_seconds
+
+    laws = {"uniform": (3.0, 2.0, 0.5), "shallow": (3.6, 0.8, 0.5)}
+    measured = scaling.budget_findings(_law_tables(laws, multiples=(0.25, 1, 8, 16), noise=0.001), SMOKE, 10 ** 6)
+    assert any(f"{SMOKE.target_layers}-layer uniform model is better than the {SMOKE.start_layers}-layer one" in s
+               for s in measured)
+    assert not any("12-layer" in s or "3-layer" in s for s in measured)
+    cost = scaling.compute_cost(8.0, SMOKE.budget, 1e10, "H200")
+    assert cost["gpu_hours"] == pytest.approx(gpu_seconds(8.0 * SMOKE.budget, "H200") / 3600)

@@ -11,9 +11,10 @@ from torch.utils.flop_counter import FlopCounterMode
 from anatomy_lib import growth as gx
 from anatomy_lib.core.flops import forward_flops, step_flops
 from anatomy_lib.core.stats import t_interval
+from anatomy_lib.growth.config import Arm, Event, TextData, TrainConfig
 from anatomy_lib.growth.models import Shape, build_model, parameter_counts
 from anatomy_lib.growth.operators import Copy, apply_plan, clone_plan, middle_plan, remove_plan, stack_plan
-from anatomy_lib.growth.trainer import Arm, Event, TextData, TrainConfig, _optimiser, train
+from anatomy_lib.growth.trainer import _optimiser, train
 
 SHAPE = Shape(width=32, heads=4, kv_heads=2, mlp_width=64, vocab_size=97, context=16)
 
@@ -221,3 +222,15 @@ def test_importance_map_is_charged_what_runs():
     with FlopCounterMode(display=False) as counter:
         measure_importance(model, blocks, n_boot=50, seed=0)
     assert counter.get_total_flops() == pytest.approx(importance_cost(shape, 4, blocks), rel=0.03)
+
+
+def test_the_papers_losses_and_ours_on_one_scale():
+    import math
+
+    import pandas as pd
+
+    from anatomy_lib.growth import PAPER, loss_scale_sentences
+
+    sentences = loss_scale_sentences(pd.DataFrame({"final_val_loss": [5.0, 4.5]}), lambda nats: nats / 2, 0.0123)
+    assert f"{math.exp(PAPER['dev_loss']):.2f}" in sentences[0] and "perplexity of 90.0" in sentences[1]
+    assert "2.25 bits per byte" in sentences[1] and "1.2%" in sentences[2]

@@ -165,3 +165,20 @@ def test_paper_claims_name_the_paper_layers_at_the_specimen_depth():
     assert claims["critical core"].paper == "L5, L6"
     assert claims["anti-layers (interval below zero)"].paper == "L8, L10"
     assert claims["anti-layers (interval below zero)"].verdict == "reproduced"
+
+
+def test_mode_summary_names_each_modes_top_layer_and_classes():
+    import pandas as pd
+
+    from anatomy_lib.importance import mode_summary
+
+    a = pd.DataFrame({"layer": [0, 1, 2], "change_pct": [5.0, 900.0, 20.0],
+                      "class": ["connective tissue", "critical core", "connective tissue"]})
+    b = pd.DataFrame({"layer": [0, 1, 2], "change_pct": [50.0, 10.0, -3.0],
+                      "class": ["input processor", "connective tissue", "anti-layer"]})
+    summary = mode_summary({"neighbor_mean": a, "skip": b}, "neighbor_mean").set_index("mode")
+    assert summary.loc["neighbor_mean", "most important layer"] == 1
+    assert summary.loc["skip", "its change"] == "+50%" and summary.loc["skip", "anti-layers"] == "2"
+    assert summary.loc["neighbor_mean", "anti-layers"] == "none"
+    assert summary.loc["neighbor_mean", "connective tissue"] == 2
+    assert summary.loc["neighbor_mean", "Spearman vs neighbor_mean"] == 1.0

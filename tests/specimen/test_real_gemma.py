@@ -73,3 +73,35 @@ def test_k_quantisers_reproduce_gemmas_own_tensors(tmp_path):
         _, layer, part, _ = tensor.name.split(".")
         assert tensor_format("Q4_K_M", names[part], int(layer), 18, int(tensor.shape[0])) == types[tensor.name], \
             tensor.name
+
+
+@pytest.mark.slow
+def test_two_processes_converting_gemma_at_once_both_load_it(tmp_path):
+    """The real conversion, raced: two fresh processes ask for Gemma in an empty cache at the same moment; one
+    converts, the other waits for it, and both load the same weights."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from anatomy_lib.core.specimens import CACHE_ENV, GEMMA_SPECIMEN
+
+    environment = {**os.environ, CACHE_ENV: str(tmp_path)}
+    code = ("from anatomy_lib.core.specimens import load_specimen; "
+            f"print(load_specimen({GEMMA_SPECIMEN!r}, device='cpu').weights_hash)")
+    runs = [subprocess.Popen([sys.executable, "-c", code], env=environment, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outputs = [run.communicate(timeout=600) for run in runs]
+    assert [run.returncode for run in runs] == [0, 0], [err[-500:] for _, err in outputs]
+    hashes = {out.strip().splitlines()[-1] for out, _ in outputs}
+    (folder,) = [f for f in tmp_path.iterdir() if f.is_dir()]
+    assert hashes == {json.loads((folder / "converted.json").read_text())["weights_hash"]}
+    printed = "".join(out for out, _ in outputs)
+    assert printed.count("converting") == 1 and "GiB kept in" in printed  # one conversion, its size and place
+    assert oct(folder.stat().st_mode & 0o777) == oct(0o777 & ~_umask())
+
+
+def _umask() -> int:
+    from anatomy_lib.core.locks import umask
+
+    return umask()

@@ -1,0 +1,75 @@
+"""File locks and shared-mode writes: what lets two processes fill one cache or one results store at once.
+
+Two chapters executing side by side (a book build beside a test run, a lab of students sharing one cache) can
+ask for the same expensive thing at the same moment: the Gemma conversion, a stored result, a growth
+checkpoint. Each such write takes ``exclusive(path)``, an advisory lock on a ``<path>.lock`` file beside it, so
+the second process waits and then finds the first one's finished work instead of racing it. Locks are
+``fcntl`` locks where the platform has them (Linux, macOS: released by the kernel if the holder dies) and
+``msvcrt`` ones on Windows.
+
+Files and folders written here follow the umask (0666 / 0777 less it), as any program's files do: a cache or a
+results folder shared by a group stays readable to the group. ``tempfile`` creates private (0600 / 0700) ones,
+so ``share`` widens them before they are published.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+try:  # POSIX
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None
+    import msvcrt
+
+
+def umask() -> int:
+    """The process's umask (reading it means setting it: put straight back)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def share(path: str | Path) -> None:
+    """Give ``path`` (and, for a folder, everything under it) the mode a plain write would give it: 0666 less the
+    umask for files, 0777 less it for folders."""
+    path = Path(path)
+    mask = umask()
+    if path.is_dir():
+        for root, folders, files in os.walk(path):
+            os.chmod(root, 0o777 & ~mask)
+            for name in files:
+                os.chmod(os.path.join(root, name), 0o666 & ~mask)
+    else:
+        os.chmod(path, 0o666 & ~mask)
+
+
+def lock_path(path: str | Path) -> Path:
+    path = Path(path)
+    return path.with_name(path.name + ".lock")
+
+
+@contextlib.contextmanager
+def exclusive(path: str | Path):
+    """Hold the lock of ``path`` (a file or folder that may not exist yet) for the ``with`` block; another
+    process asking for the same lock waits until it is released. The lock file stays behind (empty):
+    removing it while a process waits on it would let a third one take a different lock."""
+    lock = lock_path(path)
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666 & ~umask())
+    try:
+        if fcntl is not None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        else:  # pragma: no cover - Windows: lock the first byte, retrying until it is free
+            while True:
+                try:
+                    msvcrt.locking(fd, msvcrt.LK_LOCK, 1)
+                    break
+                except OSError:
+                    continue
+        yield lock
+    finally:
+        if fcntl is not None:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)

@@ -1,0 +1,88 @@
+"""The compute-optimal growth experiment at smoke size: byte-level text and its baselines, the design's budgets,
+every job end to end and resumable, a decay branch equal to the fresh run of its budget, and the FLOP count."""
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import torch
+
+from anatomy_lib.growth import bytes as byte_text
+from anatomy_lib.growth.frontier import FrontierParams, _arm, frontier_data, run_frontier, run_job
+from anatomy_lib.growth.trainer import train
+
+SMOKE = FrontierParams.for_profile("smoke")
+
+
+def test_bytes_are_the_split_texts_and_the_baselines_order_as_they_must():
+    train_bytes = byte_text.byte_stream("train")
+    assert train_bytes.max() == byte_text.END_OF_TEXT and train_bytes.min() >= 0
+    assert 7.5e6 < len(train_bytes) < 8.5e6  # the sotu train years, as bytes
+    blocks = byte_text.byte_blocks("validation", 64, 128, seed=0)
+    table = byte_text.ngram_baselines(train_bytes, blocks).set_index("model")
+    unigram, bigram, trigram = table["val_loss"]
+    assert trigram < bigram < unigram < np.log(byte_text.VOCAB_SIZE)
+    assert table.loc["bigram", "bits_per_byte"] == pytest.approx(bigram / np.log(2))
+
+
+def test_counts_baselines_are_exact_on_a_known_stream():
+    # a stream that alternates 1, 2: after a 1 always a 2; the bigram with little smoothing is nearly certain
+    stream = np.tile([1, 2], 5000)
+    blocks = torch.tensor(np.tile([1, 2], 8)).reshape(2, 8)
+    table = byte_text.ngram_baselines(stream, blocks).set_index("model")
+    assert table.loc["bigram", "val_loss"] < 0.05 and table.loc["unigram (add-one)", "val_loss"] > 0.6
+
+
+def test_the_design_puts_c_star_at_the_stated_tokens_per_parameter():
+    p = FrontierParams()
+    design = p.describe()
+    at_c_star = design[(design["depth"] == p.target_layers) & (design["multiple"] == 1.0)].iloc[0]
+    assert at_c_star["tokens_per_parameter"] == pytest.approx(p.tokens_per_parameter)
+    assert p.seeds("depth8") == p.seeds("gstack") == 5 and p.seeds("midas") == 3
+    kinds = [job["kind"] for job in p.jobs()]
+    assert kinds == sorted(kinds, key=["lr", "trunk", "fresh"].index)  # checks first, then trunks, then fresh runs
+    with pytest.raises(ValueError, match="still growing"):
+        replace(p, growth_tokens=10 ** 8)
+    with pytest.raises(ValueError, match="growth arm"):
+        replace(p, growth_arms=("stack",))
+
+
+def test_warm_up_is_the_same_in_tokens_for_every_arm():
+    p = SMOKE
+    for arm in p.arms:
+        schedule = p.arm_schedule(arm, 1e-3)
+        assert schedule.warmup_flops == pytest.approx(p.warmup_tokens * p.token_flops(p.start_depth(arm)))
+    # G_stack grows at the same token count whatever the budget
+    for multiple in p.multiples:
+        (event,) = p.arm_events("gstack", p.budget(multiple))
+        assert event.fraction * p.budget(multiple) == pytest.approx(p.flops_at_tokens("gstack", p.growth_tokens))
+
+
+@pytest.mark.integration
+def test_a_branch_is_the_fresh_run_of_its_budget_for_the_target_and_for_gstack(tmp_path):
+    data = frontier_data(SMOKE)
+    for arm in ("depth4", "gstack"):
+        job = {"kind": "trunk", "arm": arm, "seed": 0, "lr": 3e-3, "multiple": SMOKE.multiples[-1]}
+        finals, _ = run_job(SMOKE, job, data, 3e-3)
+        for multiple in SMOKE.multiples[:-1]:
+            budget = SMOKE.budget(multiple)
+            curve, _, _ = train(_arm(SMOKE, arm, budget), SMOKE.config(arm, 3e-3, budget), data, 0)
+            branch = finals[finals["multiple"] == multiple].iloc[0]
+            assert curve.iloc[-1].val_loss == branch.final_val_loss and curve.iloc[-1].step == branch.steps
+
+
+@pytest.mark.integration
+def test_every_job_runs_is_kept_and_resumes(tmp_path):
+    params = replace(SMOKE, growth_arms=("gstack", "developmental", "random_source", "midas"))
+    assert run_frontier(params, progress=False, checkpoint_dir=tmp_path, max_jobs=3) is None
+    tables = run_frontier(params, progress=False, checkpoint_dir=tmp_path)
+    finals = tables["finals"]
+    trunks = finals[finals["kind"] == "trunk"]
+    for arm in params.arms:
+        for multiple in params.multiples:
+            rows = trunks[(trunks["arm"] == arm) & (trunks["multiple"] == multiple)]
+            assert len(rows) == params.seeds(arm), (arm, multiple)
+            assert (rows["flops"] <= params.budget(multiple)).all()
+    assert set(finals.loc[finals["kind"] == "trunk", "layers"]) <= set(params.depths)
+    assert set(trunks.loc[trunks["arm"] == "gstack", "layers"]) == {params.target_layers}
+    assert len(finals[finals["kind"] == "lr"]) == len(params.arms) * len(params.lrs)
+    assert set(tables["baselines"]["model"]) == {"unigram (add-one)", "bigram", "trigram"}
