@@ -35,6 +35,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from ..core.checks import non_negative_number, one_of, positive_int, positive_number
+from ..core.corpus import split_years
 from ..core.flops import step_flops
 from ..core.params import DiagnosticParams
 from ..core.results import ResultStore, load_or_compute
@@ -260,8 +261,6 @@ def frontier_data(params: FrontierParams) -> TextData:
 
 
 def request(params: FrontierParams) -> dict:
-    from ..core.corpus import split_years  # the years are part of what determines the result
-
     return {"specimen": {"name": "growth-bytes"},
             "text": {"corpus": "sotu", "train": split_years("train"), "validation": split_years("validation"),
                      "vocabulary": "bytes"}, **params.as_request()}
