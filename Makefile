@@ -69,17 +69,11 @@ test-slow: install
 	$(PY) -m pytest -q tests -m slow --durations=15
 
 # Store the smoke profile's results that the chapter tests read: every chapter executed at smoke on the offline
-# specimen, writing into data/ (commit what it adds). The chapter tests run with ANATOMY_STORE_ONLY=1 and fail
-# in one line naming this target when a parameter or an algorithm version changed what a chapter asks for.
-CHAPTER_NOTEBOOKS := $(sort $(wildcard book/0*.ipynb))
+# specimen, keeping what data/ lacks in tests/smoke-store/ (commit what it adds; CHAPTERS="02_importance" for one,
+# SMOKE_FLAGS=--fresh to drop results no chapter asks for any more). The chapter tests run with ANATOMY_STORE_ONLY=1
+# and fail in one line naming this target when a parameter or an algorithm version changed what a chapter asks for.
 smoke-store: install
-	mkdir -p _build/smoke-store
-	for notebook in $(CHAPTER_NOTEBOOKS); do \
-	  echo "$$notebook at smoke"; \
-	  ANATOMY_DATA=$(abspath data) ANATOMY_PROGRESS=0 HF_HUB_OFFLINE=1 MPLBACKEND=Agg $(VENV)/bin/papermill -q \
-	    --cwd book -k python3 -p PROFILE smoke -p SPECIMEN smollm2-135m-instruct-q4 \
-	    $$notebook _build/smoke-store/$$(basename $$notebook) || exit 1; \
-	done
+	$(PY) tests/smoke_store.py $(SMOKE_FLAGS) $(CHAPTERS)
 
 # The unit tier alone (tiny random models, no training runs; under two minutes on a 2-core CPU): the loop to run
 # while editing. The other tiers: -m integration, -m specimen, -m chapters (tests/conftest.py assigns them).

@@ -272,7 +272,8 @@ def _arm(params: FrontierParams, arm: str, trunk_budget: float) -> Arm:
 
 def best_rates(lr_rows: pd.DataFrame) -> dict[str, float]:
     """Each arm's best learning rate in the check (lowest final validation loss)."""
-    return {arm: float(group.loc[group["final_val_loss"].idxmin(), "lr"]) for arm, group in lr_rows.groupby("arm")}
+    best = lr_rows.reset_index(drop=True).groupby("arm")["final_val_loss"].idxmin()
+    return {arm: float(lr_rows["lr"].iloc[row]) for arm, row in best.items()}
 
 
 def _final_row(job: dict, curve: pd.DataFrame, lr: float, multiple: float, protocol: str, budget: float,
@@ -337,8 +338,9 @@ def run_frontier(params: FrontierParams, progress: bool = True, checkpoint_dir: 
         job = jobs[index]
         lr = job["lr"]
         if lr is None:
-            checks = [d[1] for d in done[:len(params.arms) * len(params.lrs)] if d is not None]
-            lr = best_rates(pd.concat(checks))[job["arm"]]
+            checks = done[:len(params.arms) * len(params.lrs)]  # the jobs list puts the rate checks first
+            assert all(c is not None for c in checks), "a budget job ran before its learning-rate checks"
+            lr = best_rates(pd.concat([c[1] for c in checks]))[job["arm"]]
         bar.set_postfix_str(f"{job['kind']} {job['arm']} seed {job['seed']} lr {lr:g}")
         finals, curves = run_job(params, job, data, lr, checkpoint_dir and Path(checkpoint_dir) / f"job{index:03d}")
         row = {"job": index, **{k: v for k, v in job.items() if k != "lr"}, "lr": lr}

@@ -60,14 +60,13 @@ CELL_TIMEOUT_S = 300  # far above any smoke cell read from the committed store; 
 
 @pytest.fixture(scope="module")
 def committed_store(tmp_path_factory):
-    """A copy of the repository's ``data/``: the committed smoke results (and the quick ones a chapter reads for
-    its second specimen), so that a chapter test reads what `make smoke-store` stored instead of recomputing
-    real-specimen sweeps for half an hour, and writes nothing into the checkout."""
-    import shutil
+    """The repository's ``data/`` (the book's results, which a chapter at smoke still reads for its second
+    specimen) with the committed smoke store (``tests/smoke-store/``, written by `make smoke-store`) laid over it,
+    so that a chapter test reads stored results instead of recomputing real-specimen sweeps for half an hour, and
+    writes nothing into the checkout."""
+    from tests.smoke_store import assemble
 
-    copy = tmp_path_factory.mktemp("store") / "data"
-    shutil.copytree(ROOT / "data", copy, ignore=shutil.ignore_patterns("*.lock"))
-    return copy
+    return assemble(tmp_path_factory.mktemp("store") / "data")
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)

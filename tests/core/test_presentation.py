@@ -39,9 +39,18 @@ def test_show_table_joins_intervals_and_names_columns():
     assert html.startswith('<div class="anatomy-table">')
     assert "perplexity change (%) [95% interval]" in html and "ci_low" not in html and "ci_high" not in html
     assert "+12.3 [+1.0, +20.0]" in html and "0.0 [-2.0, unbounded]" in html
-    assert "anatomy class" in html and "custom name" in html and "Block Influence" in html
+    assert "custom name" in html and "block influence" in html and "anatomy class" not in html
     for bad in ("inf<", "nan", "-0.0", "None", "change_pct"):
         assert bad not in html, bad
+    # a chapter's own words come from its vocabulary, not from the shared headers
+    from anatomy_lib.importance import show_table as importance_table
+    chapter = importance_table(table, {"change_pct": "+,.1f"}).data
+    assert "anatomy class" in chapter and "Block Influence" in chapter and "custom name" in chapter
+
+
+def test_show_table_refuses_a_column_the_table_lacks():
+    with pytest.raises(ValueError, match="chnage_pct"):
+        show_table(pd.DataFrame({"change_pct": [1.0]}), {"chnage_pct": "+.1f"})
 
 
 def test_show_table_custom_intervals_headers_and_index():
