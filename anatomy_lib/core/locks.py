@@ -73,3 +73,28 @@ def exclusive(path: str | Path):
         if fcntl is not None:
             fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
+
+
+@contextlib.contextmanager
+def claimed(path: str | Path):
+    """Try the lock of ``path`` without waiting: yields True while this process holds it, False if another
+    process does (a worker of a sweep skips a job another worker is running). POSIX only; elsewhere every claim
+    succeeds (one worker at a time)."""
+    if fcntl is None:  # pragma: no cover - Windows
+        yield True
+        return
+    lock = lock_path(path)
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666 & ~umask())
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)

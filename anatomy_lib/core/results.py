@@ -180,12 +180,13 @@ class RunCheckpoints:
     def __init__(self, folder: Path):
         self.folder = Path(folder)
 
-    def _path(self, index: int) -> Path:
+    def path(self, index: int) -> Path:
+        """Where run ``index`` is kept (a worker claims a run by locking this path: ``locks.claimed``)."""
         return self.folder / f"run-{index:04d}.ckpt"
 
     def load(self, index: int):
         """Run ``index`` as (row, table, ...) if it finished before, else None."""
-        path = self._path(index)
+        path = self.path(index)
         if not path.is_file():
             return None
         saved = json.loads(path.read_text())
@@ -194,7 +195,7 @@ class RunCheckpoints:
     def save(self, index: int, run: tuple) -> None:
         row, *tables = run
         data = {"row": row, "tables": [t.to_json(orient="split", index=False, double_precision=15) for t in tables]}
-        _atomic_write(self._path(index), json.dumps(data, default=float).encode())
+        _atomic_write(self.path(index), json.dumps(data, default=float).encode())
 
     def finished(self) -> int:
         return len(list(self.folder.glob("run-*.ckpt"))) if self.folder.is_dir() else 0

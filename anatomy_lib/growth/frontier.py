@@ -37,6 +37,7 @@ from tqdm.auto import tqdm
 from ..core.checks import non_negative_number, one_of, positive_int, positive_number
 from ..core.corpus import split_years
 from ..core.flops import step_flops
+from ..core.locks import claimed
 from ..core.params import DiagnosticParams
 from ..core.results import ResultStore, load_or_compute
 from .bytes import VOCAB_SIZE, byte_blocks, byte_stream, ngram_baselines
@@ -322,31 +323,50 @@ def run_job(params: FrontierParams, job: dict, data: TextData, lr: float, checkp
 
 
 def run_frontier(params: FrontierParams, progress: bool = True, checkpoint_dir: str | Path | None = None,
-                 max_jobs: int | None = None) -> dict[str, pd.DataFrame] | None:
+                 max_jobs: int | None = None, poll_s: float = 30.0) -> dict[str, pd.DataFrame] | None:
     """Run every job not finished yet (each kept as it finishes), then the tables; None while jobs remain
-    (``max_jobs`` stops after that many new ones: a session runs what its time allows)."""
+    (``max_jobs`` stops after that many new ones: a session runs what its time allows).
+
+    Several workers (processes, one thread each) can share the sweep: each claims a job by its lock
+    (``locks.claimed``) and skips the jobs another holds; a trunk waits (polling every ``poll_s``) until every
+    learning-rate check is kept, since its rate is the best of its arm's checks."""
     store = ResultStore().checkpoints(params.DIAGNOSTIC, request(params))
     data = frontier_data(params)
     jobs = params.jobs()
+    n_checks = len(params.arms) * len(params.lrs)  # the jobs list puts the rate checks first
     done = [store.load(i) for i in range(len(jobs))]
-    todo = [i for i, found in enumerate(done) if found is None]
-    bar = tqdm(total=len(jobs), initial=len(jobs) - len(todo), desc="frontier jobs", disable=not progress)
-    for count, index in enumerate(todo):
-        if max_jobs is not None and count >= max_jobs:
-            bar.close()
-            return None
-        job = jobs[index]
-        lr = job["lr"]
-        if lr is None:
-            checks = done[:len(params.arms) * len(params.lrs)]  # the jobs list puts the rate checks first
-            assert all(c is not None for c in checks), "a budget job ran before its learning-rate checks"
-            lr = best_rates(pd.concat([c[1] for c in checks]))[job["arm"]]
-        bar.set_postfix_str(f"{job['kind']} {job['arm']} seed {job['seed']} lr {lr:g}")
-        finals, curves = run_job(params, job, data, lr, checkpoint_dir and Path(checkpoint_dir) / f"job{index:03d}")
-        row = {"job": index, **{k: v for k, v in job.items() if k != "lr"}, "lr": lr}
-        done[index] = (row, finals, curves)
-        store.save(index, done[index])
-        bar.update()
+    bar = tqdm(total=len(jobs), initial=sum(d is not None for d in done), desc="frontier jobs",
+               disable=not progress)
+    ran = 0
+    while any(d is None for d in done):
+        progressed = False
+        for index in [i for i, found in enumerate(done) if found is None]:
+            job = jobs[index]
+            if job["lr"] is None and any(d is None for d in done[:n_checks]):
+                continue
+            if max_jobs is not None and ran >= max_jobs:
+                bar.close()
+                return None
+            with claimed(store.path(index)) as mine:
+                if not mine or (found := store.load(index)) is not None:
+                    done[index] = found if mine else None
+                    continue
+                lr = job["lr"]
+                if lr is None:
+                    lr = best_rates(pd.concat([c[1] for c in done[:n_checks]]))[job["arm"]]
+                bar.set_postfix_str(f"{job['kind']} {job['arm']} seed {job['seed']} lr {lr:g}")
+                finals, curves = run_job(params, job, data, lr,
+                                         checkpoint_dir and Path(checkpoint_dir) / f"job{index:03d}")
+                row = {"job": index, **{k: v for k, v in job.items() if k != "lr"}, "lr": lr}
+                done[index] = (row, finals, curves)
+                store.save(index, done[index])
+            ran, progressed = ran + 1, True
+            bar.update()
+        if not progressed:  # every job left is held by another worker, or waits for checks it runs
+            time.sleep(poll_s)
+            done = [d if d is not None else store.load(i) for i, d in enumerate(done)]
+            bar.n = sum(d is not None for d in done)
+            bar.refresh()
     bar.close()
     finals = pd.concat([d[1] for d in done], ignore_index=True)
     curves = pd.concat([d[2] for d in done], ignore_index=True)

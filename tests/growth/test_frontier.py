@@ -86,3 +86,41 @@ def test_every_job_runs_is_kept_and_resumes(tmp_path):
     assert set(trunks.loc[trunks["arm"] == "gstack", "layers"]) == {params.target_layers}
     assert len(finals[finals["kind"] == "lr"]) == len(params.arms) * len(params.lrs)
     assert set(tables["baselines"]["model"]) == {"unigram (add-one)", "bigram", "trigram"}
+
+
+def _frontier_worker(data_root: str, arms: tuple, queue) -> None:
+    """One worker of the shared sweep below (a separate process, one thread)."""
+    import os
+
+    from anatomy_lib.growth import frontier
+
+    os.environ["ANATOMY_DATA"] = data_root
+    torch.set_num_threads(1)
+    ran, run_job_itself = [], frontier.run_job
+    frontier.run_job = lambda params, job, *rest, **options: ran.append(job) or run_job_itself(params, job, *rest,
+                                                                                               **options)
+    params = replace(SMOKE, growth_arms=arms)
+    tables = run_frontier(params, progress=False, poll_s=0.5)
+    queue.put((len(ran), tables["finals"].sort_values(["kind", "arm", "seed", "multiple", "lr"]).to_json()))
+
+
+@pytest.mark.integration
+def test_two_workers_share_one_sweep_and_run_each_job_once(tmp_path):
+    """Two processes on one sweep: each job is claimed by one of them (its lock), a trunk waits for the rate
+    checks the other may be running, and both end with the same complete result."""
+    import multiprocessing
+
+    arms = ("gstack",)
+    context = multiprocessing.get_context("spawn")
+    queue = context.Queue()
+    workers = [context.Process(target=_frontier_worker, args=(str(tmp_path), arms, queue)) for _ in range(2)]
+    for worker in workers:
+        worker.start()
+    results = [queue.get(timeout=600) for _ in workers]
+    for worker in workers:
+        worker.join(60)
+    assert [worker.exitcode for worker in workers] == [0, 0]
+    (ran_a, finals_a), (ran_b, finals_b) = results
+    params = replace(SMOKE, growth_arms=arms)
+    assert ran_a + ran_b == len(params.jobs()) and ran_a and ran_b  # both worked, no job twice
+    assert finals_a == finals_b
