@@ -12,6 +12,9 @@
 - ``budgets``: along the compute axis: uniform, shallow and G_stack at several budgets, one trajectory and a decay
   branch per budget
 - ``scaling``: what the budget sweep says: loss against compute, power-law fits, the crossover
+- ``bytes``, ``frontier``: growth where the question has an answer: byte-level models sized so that the target
+  depth is compute-optimal on a CPU, fixed depths and every growth arm over budgets C*/8 to 2C*, job by job
+- ``frontier_analysis``, ``frontier_report``: the frontier, the crossover, speed-ups with intervals, verdicts
 - ``events``: growth events up close: clone noise, optimiser moments and re-warm-up from one forked state
 - ``report``: in sentences and verdicts, held to the shallow control and random_source, and the closing section
 - ``figures``: validation curves, FLOPs to target, the anatomy of trained models, loss against compute
@@ -55,6 +58,17 @@ from .checkpoints import (
 from .compute import LR_CHECK, LR_CHECK_ARMS, compute, growth, lr_check, lr_check_params, request, run_growth, text_data
 from .config import EVENT_KINDS, Arm, BranchSchedule, Event, Schedule, TextData, TrainConfig
 from .events import EVENT_ARMS, VARIANTS, EventParams, event_findings, event_summary, growth_events, run_events
+from .frontier import FRONTIER_ARMS, FrontierParams, finished_jobs, frontier, frontier_stored, run_frontier
+from .frontier_analysis import (
+    baseline_check,
+    frontier_table,
+    matched_flops,
+    rate_check,
+    speedups,
+)
+from .frontier_report import claims as frontier_claims
+from .frontier_report import findings as frontier_findings
+from .frontier_report import progress_sentence as frontier_progress
 from .models import Shape, build_model, parameter_counts, renumber
 from .operators import Copy, apply_plan, clone_plan, middle_plan, remove_plan, stack_plan
 from .params import ARMS, GrowthParams
@@ -104,6 +118,6 @@ CHAPTER = Chapter(7, "07_growth", "Growth training", Params, compute, paper_clai
 # figures and explorers load matplotlib and ipywidgets: imported on first use (core.lazy)
 __getattr__, __dir__ = lazy_exports(__name__, {
     "figures": ("anatomy_comparison_figure", "budget_sweep_figure", "compute_to_target_figure",
-                "growth_curves_figure"),
+                "frontier_figure", "growth_curves_figure", "speedup_figure"),
     "explorers": ("growth_explorer", "static_growth_explorer", "stored_growth_figure"),
 })

@@ -174,3 +174,66 @@ def budget_sweep_figure(tables, fitted, cross: dict, base_budget: float, specime
         continued.set_xlabel("training FLOPs per run (log)")
     shared_legend(fig, [ax for ax in (swept, continued) if ax is not None], ncol=1)
     return finish_figure(fig, "Loss against compute:\ndoes the deep model overtake the shallow one?", specimen_name)
+
+
+def frontier_figure(tables, c_star: float, specimen_name: str | None = None):
+    """The compute-optimal experiment: final loss (nats per byte) against training FLOPs (log), the fixed depths
+    solid with their intervals over seeds, the growth arms dashed, the count-based bigram and trigram tables as
+    horizontal references and C* marked."""
+    from .frontier_analysis import loss_table
+
+    use_book_style()
+    table = loss_table(tables["finals"])
+    arms = sorted(table["arm"].unique(), key=lambda a: (not a.startswith("depth"),
+                                                         int(a.removeprefix("depth")) if a.startswith("depth") else a))
+    colours = dict(zip(arms, sns.color_palette(PALETTE, len(arms))))
+    markers = dict(zip(arms, ["o", "s", "D", "^", "v", "P", "X", "*"]))
+    dodge = dict(zip(arms, np.geomspace(0.95, 1.05, len(arms))))
+    fig, ax = plt.subplots(figsize=(COLUMN, 4.6))
+    for arm in arms:
+        rows = table[table["arm"] == arm].sort_values("budget_flops")
+        x = rows["budget_flops"] * dodge[arm]
+        fixed = arm.startswith("depth")
+        label = f"{arm.removeprefix('depth')} layers" if fixed else arm
+        ax.errorbar(x, rows["loss"], yerr=[rows["loss"] - rows["ci_low"], rows["ci_high"] - rows["loss"]],
+                    color=colours[arm], marker=markers[arm], markersize=5, linewidth=2.0 if fixed else 1.3,
+                    linestyle="-" if fixed else "--", capsize=2, label=label)
+    levels = tables["baselines"].set_index("model")["val_loss"]
+    for name, style in (("bigram", ":"), ("trigram", "-.")):
+        if name in levels and levels[name] < ax.get_ylim()[1] * 1.2:
+            ax.axhline(levels[name], color="0.35", linestyle=style, linewidth=1.0, label=f"{name} table")
+    ax.axvline(c_star, **PAPER_STYLE, label="C* of the target depth")
+    ax.set_xscale("log")
+    ax.set_xlabel("training FLOPs")
+    ax.set_ylabel("final validation loss (nats per byte)")
+    legend_below(ax, "", ncol=3)
+    return finish_figure(fig, "Loss against compute: fixed depths and growth", specimen_name)
+
+
+def speedup_figure(speedups, paper_speedup: float, specimen_name: str | None = None):
+    """Each growth arm's speed-up to the frontier's loss at each read-out budget, with its interval over seeds;
+    1 (no saving) and the paper's claimed speed-up marked. Hollow markers: some seeds read past the sweep."""
+    use_book_style()
+    arms = list(dict.fromkeys(speedups["arm"]))
+    multiples = sorted(speedups["multiple"].unique())
+    colours = dict(zip(arms, sns.color_palette(PALETTE, len(arms) + 3)[3:]))
+    fig, ax = plt.subplots(figsize=(COLUMN, 3.8))
+    width = 0.7 / max(len(arms), 1)
+    for i, arm in enumerate(arms):
+        rows = speedups[speedups["arm"] == arm].set_index("multiple").reindex(multiples)
+        x = np.arange(len(multiples)) + (i - (len(arms) - 1) / 2) * width
+        beyond = (rows["extrapolated"] + rows["censored"]).fillna(0) > 0
+        ax.errorbar(x, rows["speedup"], yerr=[rows["speedup"] - rows["ci_low"], rows["ci_high"] - rows["speedup"]],
+                    color=colours[arm], marker="o", linestyle="none", capsize=3, label=arm,
+                    markerfacecolor="none")
+        ax.plot(x[~beyond.to_numpy()], rows["speedup"][~beyond], "o", color=colours[arm])
+    ax.axhline(1.0, color="0.3", linewidth=1.0, label="no saving (1x)")
+    ax.axhline(paper_speedup, **PAPER_STYLE, label=f"paper: {paper_speedup:.2f}x")
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}x"))
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    ax.set_xticks(np.arange(len(multiples)), [f"{m:g} x C*" for m in multiples])
+    ax.set_xlabel("the frontier's loss at")
+    ax.set_ylabel("speed-up (frontier FLOPs / arm FLOPs)")
+    legend_below(ax, "", ncol=3)
+    return finish_figure(fig, "Compute saved by growing, against the best fixed depth", specimen_name)

@@ -393,3 +393,8 @@ def finished_jobs(params: FrontierParams) -> pd.DataFrame:
     store = ResultStore().checkpoints(params.DIAGNOSTIC, request(params))
     rows = [found[0] for i in range(len(params.jobs())) if (found := store.load(i)) is not None]
     return pd.DataFrame(rows)
+
+
+def frontier_stored(params: FrontierParams) -> bool:
+    """Whether the whole result is stored (a chapter reads it; it never starts the CPU-hours sweep itself)."""
+    return ResultStore().load(params.DIAGNOSTIC, request(params)) is not None

@@ -13,8 +13,12 @@ from scipy.optimize import brentq, curve_fit
 from ..core.gpu import gpu_seconds, gpu_throughput
 from ..core.stats import t_interval
 
-# where an extrapolated crossover is looked for, in multiples of the base budget
+# where a fitted crossover is looked for, in multiples of the base budget
 SEARCH_MULTIPLES = (1e-3, 1e6)
+# the book reads a fit no further than this many times the largest swept budget: past it a crossover is "not
+# within reach of the data", never a number (a power law continued for orders of magnitude past four budgets
+# says more about the fit than about the models)
+EXTRAPOLATION_LIMIT = 2.0
 
 
 def saturating(multiple, floor, scale, exponent):
@@ -102,8 +106,9 @@ def crossing(fit_a, fit_b, beyond: float = SEARCH_MULTIPLES[0]) -> float:
 def crossover(tables: dict[str, pd.DataFrame], deep: str = "uniform", shallow: str = "shallow") -> dict:
     """Where ``deep`` overtakes ``shallow``. Measured when, at some swept budget, the paired difference's
     interval lies below zero (the smallest such budget); otherwise extrapolated from each seed's fits (the
-    first crossing above the largest swept budget), with a t-interval of its log over the seeds that cross, and
-    labelled as an extrapolation. ``seeds_crossing`` says how many seeds' fits cross at all."""
+    first crossing above the largest swept budget, and no further than ``EXTRAPOLATION_LIMIT`` times it), with a
+    t-interval of its log over the seeds that cross there, and labelled as an extrapolation. ``seeds_crossing``
+    says how many seeds' fits cross within the limit; ``per_seed`` keeps every seed's (NaN: not within it)."""
     differences = paired_differences(tables, ((deep, shallow),))
     measured = differences[differences["high"] < 0]
     largest = float(branch_finals(tables)["multiple"].max())
@@ -113,7 +118,8 @@ def crossover(tables: dict[str, pd.DataFrame], deep: str = "uniform", shallow: s
     for seed in seeds:
         a = tuple(fitted.loc[(deep, seed), ["floor", "scale", "exponent"]])
         b = tuple(fitted.loc[(shallow, seed), ["floor", "scale", "exponent"]])
-        per_seed.append(crossing(a, b, beyond=largest if measured.empty else SEARCH_MULTIPLES[0]))
+        point = crossing(a, b, beyond=largest if measured.empty else SEARCH_MULTIPLES[0])
+        per_seed.append(point if point <= EXTRAPOLATION_LIMIT * largest else math.nan)
     crossing_seeds = [m for m in per_seed if np.isfinite(m)]
     if crossing_seeds:
         mean, low, high = t_interval(np.log10(crossing_seeds)) if len(crossing_seeds) > 1 else \
@@ -121,6 +127,7 @@ def crossover(tables: dict[str, pd.DataFrame], deep: str = "uniform", shallow: s
     else:
         mean = low = high = math.nan
     out = {"deep": deep, "shallow": shallow, "largest_swept": largest, "seeds": len(seeds),
+           "limit": EXTRAPOLATION_LIMIT * largest,
            "seeds_crossing": len(crossing_seeds), "per_seed": per_seed,
            "extrapolated": 10 ** mean if np.isfinite(mean) else math.nan,
            "extrapolated_low": 10 ** low if np.isfinite(low) else math.nan,
@@ -219,14 +226,17 @@ def budget_findings(tables: dict[str, pd.DataFrame], params, train_tokens: int, 
         if grown["kind"] == "measured":
             out.append(f"G_stack overtakes the shallow model from {grown['measured']:g}x (measured).")
         else:
-            seeds = ", ".join(f"{m:.3g}x" if np.isfinite(m) else "never" for m in grown["per_seed"])
+            seeds = ", ".join(f"{m:.3g}x" if np.isfinite(m) else f"not within {grown['limit']:g}x"
+                              for m in grown["per_seed"])
             out.append(f"G_stack's gap to the shallow model narrows from {gaps['difference'].iloc[0]:+.3f} nats at "
                        f"{gaps['multiple'].iloc[0]:g}x to {gaps['difference'].iloc[-1]:+.3f} at "
                        f"{gaps['multiple'].iloc[-1]:g}x; each seed's fits put G_stack past it at {seeds} "
                        "(extrapolated): the budgets where growth could first pay lie beyond this sweep.")
     else:
-        out.append(f"Not reached within {cross['largest_swept']:g}x, and no seed's fitted laws cross below "
-                   f"{SEARCH_MULTIPLES[1]:g}x: on these curves the {shallow}-layer model stays ahead.")
+        out.append(f"Not reached within {cross['largest_swept']:g}x, and no seed's fitted laws cross within "
+                   f"{cross['limit']:g}x (the book reads a fit no further than {EXTRAPOLATION_LIMIT:g} times the "
+                   f"largest swept budget): on these curves the {shallow}-layer model stays ahead as far as the data "
+                   "reach.")
     check = branch_check(tables)
     if len(check):
         parts = ", ".join(f"{r.arm} {r.difference:+.3f} nats (seed spread {r.seed_sd:.3f})" for r in check.itertuples())
