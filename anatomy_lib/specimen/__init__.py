@@ -31,5 +31,5 @@ CHAPTER = Chapter(1, "01_specimen", "The specimen", Params, compute, paper_claim
 # figures and explorers load matplotlib and ipywidgets: imported on first use (core.lazy)
 __getattr__, __dir__ = lazy_exports(__name__, {
     "figures": ("spectra_figure", "weight_norms_figure"),
-    "explorers": ("layer_explorer", "static_layer_explorer"),
+    "explorers": ("explorer_layers", "layer_explorer", "static_layer_explorer"),
 })

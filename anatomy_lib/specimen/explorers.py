@@ -25,14 +25,21 @@ def layer_explorer(specimen, layer: int = 0) -> widgets.VBox:
     return needs_kernel(widgets.VBox([slider, output]))
 
 
-def static_layer_explorer(specimen, layer: int = 0) -> widgets.VBox:
+def explorer_layers(n_layers: int, layer: int, profile: str = "quick") -> list[int]:
+    """The layers a static explorer precomputes: every one, except at the smoke profile (a test): the first, the
+    chosen and the last, so that a chapter test does not render a figure per layer of a 30-layer model."""
+    return sorted({0, layer, n_layers - 1}) if profile == "smoke" else list(range(n_layers))
+
+
+def static_layer_explorer(specimen, layer: int = 0, profile: str = "quick") -> widgets.VBox:
     """The published page's layer explorer: every layer's spectra figure and a line per matrix (Frobenius norm,
     largest singular value, entropy effective rank against the full rank), precomputed and linked to a layer
-    slider, so that it answers without a kernel."""
+    slider, so that it answers without a kernel (``explorer_layers``: at smoke, three layers only)."""
     adapter = specimen.adapter
     adapter.check_layer(layer)
     norms = weight_norms(adapter)
-    where = widgets.SelectionSlider(options=[f"L{l}" for l in range(adapter.n_layers)], value=f"L{layer}",
+    layers = explorer_layers(adapter.n_layers, layer, profile)
+    where = widgets.SelectionSlider(options=[f"L{l}" for l in layers], value=f"L{layer}",
                                     description="layer", continuous_update=True,
                                     layout=widgets.Layout(width="420px", max_width="100%"))
 
@@ -48,4 +55,4 @@ def static_layer_explorer(specimen, layer: int = 0) -> widgets.VBox:
                 f"value</th><th>effective rank</th></tr></thead><tbody>{lines}</tbody></table>")
         return widgets.VBox([answer_html(text), figure_widget(spectra_figure(spectrum, norms, specimen.name))])
 
-    return widgets.VBox([where, linked_stacks([where], leaf)]).add_class(STATIC_CLASS)
+    return widgets.VBox([where, linked_stacks([where], lambda i: leaf(layers[i]))]).add_class(STATIC_CLASS)

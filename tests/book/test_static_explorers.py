@@ -167,3 +167,13 @@ def test_chapters_1_3_and_4_answer_without_a_kernel():
     matrix = delta_correlation_matrix(spec.adapter.stacked("up", [3, 1, 0, 2]))
     text = _leaf(maps, names.index("up"), 1).children[0].value
     assert "up, layer-shuffled" in text and f"{torch.tensor(matrix).diagonal(1).mean().item():+.3f}" in text
+
+
+def test_the_layer_explorer_at_smoke_precomputes_the_ends_and_the_chosen_layer():
+    from anatomy_lib import specimen
+    from anatomy_lib.core.specimens import tiny_specimen
+
+    spec = tiny_specimen("llama", n_layers=6, seed=3)
+    layers = specimen.static_layer_explorer(spec, layer=2, profile="smoke")
+    assert list(layers.children[0].options) == ["L0", "L2", "L5"] and layers.children[0].value == "L2"
+    assert "<b>L5</b>" in _leaf(layers, 2).children[0].value

@@ -70,7 +70,7 @@ def test_a_branch_is_the_fresh_run_of_its_budget_for_the_target_and_for_gstack(t
             assert curve.iloc[-1].val_loss == branch.final_val_loss and curve.iloc[-1].step == branch.steps
 
 
-@pytest.mark.integration
+@pytest.mark.slow  # every arm of the smoke sweep: two to five minutes; the shared-sweep test below runs one arm
 def test_every_job_runs_is_kept_and_resumes(tmp_path):
     params = replace(SMOKE, growth_arms=("gstack", "developmental", "random_source", "midas"))
     assert run_frontier(params, progress=False, checkpoint_dir=tmp_path, max_jobs=3) is None
