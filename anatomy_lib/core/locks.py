@@ -50,14 +50,18 @@ def lock_path(path: str | Path) -> Path:
     return path.with_name(path.name + ".lock")
 
 
+def _open_lock(lock: Path) -> int:
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    return os.open(lock, os.O_RDWR | os.O_CREAT, 0o666 & ~umask())
+
+
 @contextlib.contextmanager
 def exclusive(path: str | Path):
     """Hold the lock of ``path`` (a file or folder that may not exist yet) for the ``with`` block; another
     process asking for the same lock waits until it is released. The lock file stays behind (empty):
     removing it while a process waits on it would let a third one take a different lock."""
     lock = lock_path(path)
-    lock.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666 & ~umask())
+    fd = _open_lock(lock)
     try:
         if fcntl is not None:
             fcntl.flock(fd, fcntl.LOCK_EX)
@@ -83,9 +87,7 @@ def claimed(path: str | Path):
     if fcntl is None:  # pragma: no cover - Windows
         yield True
         return
-    lock = lock_path(path)
-    lock.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666 & ~umask())
+    fd = _open_lock(lock_path(path))
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

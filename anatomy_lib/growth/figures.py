@@ -1,4 +1,5 @@
-"""Chapter 7's figures: validation curves, FLOPs to target, the anatomy of trained models, loss against compute."""
+"""Chapter 7's figures: validation curves, FLOPs to target, the anatomy of trained models, loss against compute,
+the compute-optimal frontier and the speed-ups measured against it."""
 from __future__ import annotations
 
 import math
@@ -21,6 +22,7 @@ from ..core.style import (
     symlog_axis,
     use_book_style,
 )
+from .frontier_analysis import loss_table
 from .scaling import branch_finals, loss_by_budget, saturating
 
 
@@ -180,8 +182,6 @@ def frontier_figure(tables, c_star: float, specimen_name: str | None = None):
     """The compute-optimal experiment: final loss (nats per byte) against training FLOPs (log), the fixed depths
     solid with their intervals over seeds, the growth arms dashed, the count-based bigram and trigram tables as
     horizontal references and C* marked."""
-    from .frontier_analysis import loss_table
-
     use_book_style()
     table = loss_table(tables["finals"])
     arms = sorted(table["arm"].unique(), key=lambda a: (not a.startswith("depth"),
@@ -194,13 +194,14 @@ def frontier_figure(tables, c_star: float, specimen_name: str | None = None):
         rows = table[table["arm"] == arm].sort_values("budget_flops")
         x = rows["budget_flops"] * dodge[arm]
         fixed = arm.startswith("depth")
-        label = f"{arm.removeprefix('depth')} layers" if fixed else arm
+        depth = arm.removeprefix("depth")
+        label = (f"{depth} layer" + ("" if depth == "1" else "s")) if fixed else arm
         ax.errorbar(x, rows["loss"], yerr=[rows["loss"] - rows["ci_low"], rows["ci_high"] - rows["loss"]],
                     color=colours[arm], marker=markers[arm], markersize=5, linewidth=2.0 if fixed else 1.3,
                     linestyle="-" if fixed else "--", capsize=2, label=label)
     levels = tables["baselines"].set_index("model")["val_loss"]
     for name, style in (("bigram", ":"), ("trigram", "-.")):
-        if name in levels and levels[name] < ax.get_ylim()[1] * 1.2:
+        if name in levels:
             ax.axhline(levels[name], color="0.35", linestyle=style, linewidth=1.0, label=f"{name} table")
     ax.axvline(c_star, **PAPER_STYLE, label="C* of the target depth")
     ax.set_xscale("log")
@@ -229,7 +230,11 @@ def speedup_figure(speedups, paper_speedup: float, specimen_name: str | None = N
         ax.plot(x[~beyond.to_numpy()], rows["speedup"][~beyond], "o", color=colours[arm])
     ax.axhline(1.0, color="0.3", linewidth=1.0, label="no saving (1x)")
     ax.axhline(paper_speedup, **PAPER_STYLE, label=f"paper: {paper_speedup:.2f}x")
+    ax.plot([], [], "o", color="0.4", markerfacecolor="none", linestyle="none",
+            label="hollow: past the sweep")
     ax.set_yscale("log")
+    low, high = ax.get_ylim()
+    ax.set_yticks([t for t in (0.125, 0.25, 0.5, 1, 2, 4, 8) if low <= t <= high])
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}x"))
     ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_xticks(np.arange(len(multiples)), [f"{m:g} x C*" for m in multiples])

@@ -14,6 +14,7 @@ import pandas as pd
 
 from ..core import rules as v
 from ..core.display import estimate_text
+from ..core.stats import t_interval
 from . import frontier_analysis as fa
 from .report import PAPER
 
@@ -153,8 +154,6 @@ def claims(tables: dict[str, pd.DataFrame], params) -> list[v.Claim]:
     full = trunks[(trunks["arm"] == deep) & (trunks["multiple"] == 1.0)].set_index("seed")
     common = half.index.intersection(full.index)
     if len(common) > 1:
-        from ..core.stats import t_interval
-
         margin = t_interval((half.loc[common, "final_val_loss"] - full.loc[common, "final_val_loss"]).to_numpy())
         out.append(v.Claim.held_to(
             "developmental at 50% of the budget beats the target depth at 100% (at C*)", "yes",

@@ -82,11 +82,14 @@ def test_the_power_law_fit_recovers_a_known_law():
 
 def test_an_extrapolated_crossover_is_labelled_and_lands_where_the_laws_cross():
     # deep: 3 + 2 m^-0.5, shallow: 3.6 + 0.8 m^-0.5: they cross where 1.2 m^-0.5 = 0.6, at m = 4 ... beyond the
-    # swept 0.25-2, so it must come back as an extrapolation
+    # swept 0.25-2.5 but within twice its largest budget, so it must come back as an extrapolation
     laws = {"uniform": (3.0, 2.0, 0.5), "shallow": (3.6, 0.8, 0.5)}
-    out = scaling.crossover(_law_tables(laws, multiples=(0.25, 0.5, 1, 2)))
-    assert out["kind"] == "extrapolated" and out["seeds_crossing"] == 3
+    out = scaling.crossover(_law_tables(laws, multiples=(0.25, 0.5, 1, 2.5)))
+    assert out["kind"] == "extrapolated" and out["seeds_crossing"] == 3 and out["limit"] == 5.0
     assert out["extrapolated"] == pytest.approx(4.0, rel=1e-3)
+    # the same laws swept to 1.5 only: the crossing at 4 is past twice the sweep, so no fit is read out there
+    too_far = scaling.crossover(_law_tables(laws, multiples=(0.25, 0.5, 1, 1.5)))
+    assert too_far["kind"] == "none" and too_far["seeds_crossing"] == 0 and math.isnan(too_far["extrapolated"])
     measured = scaling.crossover(_law_tables(laws, multiples=(0.25, 1, 8, 16), noise=0.001))
     assert measured["kind"] == "measured" and measured["measured"] == 8
     never = scaling.crossover(_law_tables({"uniform": (3.7, 2.0, 0.5), "shallow": (3.6, 0.8, 0.5)}))

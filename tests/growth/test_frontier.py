@@ -1,6 +1,7 @@
 """The compute-optimal growth experiment at smoke size: byte-level text and its baselines, the design's budgets,
 every job end to end and resumable, a decay branch equal to the fresh run of its budget, and the FLOP count."""
 from dataclasses import replace
+from queue import Empty
 
 import numpy as np
 import pytest
@@ -90,10 +91,11 @@ def test_every_job_runs_is_kept_and_resumes(tmp_path):
 
 def _frontier_worker(data_root: str, arms: tuple, queue) -> None:
     """One worker of the shared sweep below (a separate process, one thread)."""
+    import importlib
     import os
 
-    from anatomy_lib.growth import frontier
-
+    # the module, not the package's `frontier` function of the same name
+    frontier = importlib.import_module("anatomy_lib.growth.frontier")
     os.environ["ANATOMY_DATA"] = data_root
     torch.set_num_threads(1)
     ran, run_job_itself = [], frontier.run_job
@@ -116,7 +118,13 @@ def test_two_workers_share_one_sweep_and_run_each_job_once(tmp_path):
     workers = [context.Process(target=_frontier_worker, args=(str(tmp_path), arms, queue)) for _ in range(2)]
     for worker in workers:
         worker.start()
-    results = [queue.get(timeout=600) for _ in workers]
+    results = []
+    while len(results) < len(workers):  # a worker that dies fails the test at once, not after a long timeout
+        try:
+            results.append(queue.get(timeout=2))
+        except Empty:
+            crashed = [w.exitcode for w in workers if w.exitcode not in (None, 0)]
+            assert not crashed, f"a worker died (exit codes {crashed}); its traceback is in the captured stderr"
     for worker in workers:
         worker.join(60)
     assert [worker.exitcode for worker in workers] == [0, 0]
