@@ -11,7 +11,9 @@ speed-up of the cached step over a naive step through the whole model with the s
 and averaged; it also checks that both steps give the same loss and gradients. ``python -m anatomy_lib.benchmark
 train`` reports chapter 7's training throughput and model FLOPs utilisation, eager and compiled, at the target
 and the starting depth, with the share of an eager step spent in matrix products; ``python -m anatomy_lib.benchmark
-distributed`` the trainer's own tokens/s, alone or under ``torchrun``.
+frontier`` the same for the compute-optimal growth sweep's byte-level models at every depth, with the CPU time of
+the jobs it has left; ``python -m anatomy_lib.benchmark distributed`` the trainer's own tokens/s, alone or under
+``torchrun``.
 """
 from __future__ import annotations
 
@@ -33,6 +35,7 @@ from .core.nll import next_token_nll
 from .core.profiles import get_profile
 from .core.surgery import surgery
 from .growth.compute import text_data
+from .growth.frontier import FrontierParams, finished_jobs, frontier_data
 from .growth.models import build_model
 from .growth.params import GrowthParams
 from .growth.trainer import train
@@ -235,6 +238,46 @@ def matmul_share(step, repeats: int = 3) -> float:
     return products / total if total else float("nan")
 
 
+def _time_training_step(shape, depth: int, batch: int, stream: np.ndarray, steps: int, compiled: bool,
+                        peak: PeakProbe) -> dict:
+    """Median seconds of one AdamW step of a fresh ``depth``-layer model on random windows of ``stream``, its
+    FLOPs in the book's convention (``core.flops.step_flops``), and that rate against the measured matmul peak."""
+    model = build_model(shape, depth, 0)
+    forward = torch.compile(model) if compiled else model
+    optimiser = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    flops = step_flops(shape, [True] * depth, True, batch)
+    rng = np.random.default_rng(0)
+
+    def step():
+        starts = rng.integers(0, len(stream) - shape.context, size=batch)
+        ids = torch.from_numpy(np.stack([stream[s:s + shape.context] for s in starts]).astype(np.int64))
+        loss = next_token_nll(forward(input_ids=ids).logits, ids)
+        optimiser.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimiser.step()
+
+    for _ in range(2):  # warm-up (and compilation)
+        step()
+    times = []
+    for _ in range(steps):
+        started = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - started)
+    seconds = float(np.median(times))
+    achieved = flops / seconds / 1e9
+    return {"layers": depth, "compiled": compiled, "tokens_per_s": batch * shape.context / seconds,
+            "gflop_per_step": flops / 1e9, "gflops": achieved, "mfu": peak.fraction(achieved),
+            "matmul_share": matmul_share(step) if not compiled else float("nan")}
+
+
+def _step_line(row: dict, peak: PeakProbe) -> str:
+    return (f"{row['layers']:2d} layers, {'compiled' if row['compiled'] else 'eager   '}: {row['tokens_per_s']:8.0f} "
+            f"tokens/s, {row['gflop_per_step']:7.3f} GFLOP/step, {row['gflops']:6.1f} GFLOP/s = {row['mfu']:.1%} of "
+            f"the matmul peak ({peak.gflops:.1f})"
+            + (f"; {row['matmul_share']:.0%} of the time in matrix products" if not row["compiled"] else ""))
+
+
 def bench_train(profile: str = "quick", steps: int = 8, widths: list[int] | None = None,
                 depths: list[int] | None = None, compiled: tuple[bool, ...] = (False, True)):
     """Training tokens/s and model FLOPs utilisation of the growth experiment's model (every weight training)
@@ -252,38 +295,37 @@ def bench_train(profile: str = "quick", steps: int = 8, widths: list[int] | None
         _, data = text_data(params)
         for depth in depths or [params.target_layers, params.start_layers]:
             for mode in compiled:
-                model = build_model(params.shape, depth, 0)
-                forward = torch.compile(model) if mode else model
-                optimiser = torch.optim.AdamW(model.parameters(), lr=1e-4)
-                flops = step_flops(params.shape, [True] * depth, True, params.batch)
-                rng = np.random.default_rng(0)
+                row = {"width": width, **_time_training_step(params.shape, depth, params.batch, data.train, steps,
+                                                             mode, peak)}
+                rows.append(row)
+                print(f"width {width:4d}, " + _step_line(row, peak))
+    return rows
 
-                def step():
-                    starts = rng.integers(0, len(data.train) - params.context, size=params.batch)
-                    ids = torch.from_numpy(np.stack([data.train[s:s + params.context] for s in starts]))
-                    loss = next_token_nll(forward(input_ids=ids).logits, ids)
-                    optimiser.zero_grad(set_to_none=True)
-                    loss.backward()
-                    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-                    optimiser.step()
 
-                for _ in range(2):  # warm-up (and compilation)
-                    step()
-                times = []
-                for _ in range(steps):
-                    started = time.perf_counter()
-                    step()
-                    times.append(time.perf_counter() - started)
-                seconds = float(np.median(times))
-                achieved = flops / seconds / 1e9
-                share = matmul_share(step) if not mode else float("nan")
-                rows.append({"width": width, "layers": depth, "compiled": mode,
-                             "tokens_per_s": params.batch * params.context / seconds, "gflops": achieved,
-                             "mfu": peak.fraction(achieved), "matmul_share": share})
-                print(f"width {width:4d}, {depth:2d} layers, {'compiled' if mode else 'eager   '}: "
-                      f"{rows[-1]['tokens_per_s']:8.0f} tokens/s, {flops / 1e9:7.2f} GFLOP/step, {achieved:6.1f} "
-                      f"GFLOP/s = {peak.fraction(achieved):.1%} of the matmul peak ({peak.gflops:.1f})"
-                      + (f"; {share:.0%} of the time in matrix products" if not mode else ""))
+def bench_frontier(profile: str = "quick", steps: int = 8, compiled: tuple[bool, ...] = (False,)):
+    """The compute-optimal growth sweep's training step (``growth.frontier``: byte-level models) at every depth
+    of its frontier: tokens/s and FLOP/s against the matmul peak measured in the same run, and what the whole
+    sweep and the jobs still to run cost at the slowest depth's rate (an upper bound on its CPU time)."""
+    torch.manual_seed(0)
+    peak = PeakProbe()
+    params = FrontierParams.for_profile(profile)
+    data = frontier_data(params)
+    print(f"matmul peak (fp32) {peak.before:.1f} GFLOP/s before the run, {torch.get_num_threads()} threads; "
+          f"width {params.width}, batch {params.batch} x {params.context} bytes")
+    rows = []
+    for depth in params.depths:
+        for mode in compiled:
+            rows.append(_time_training_step(params.shape, depth, params.batch, data.train, steps, mode, peak))
+            print(_step_line(rows[-1], peak))
+    slowest = min(row["gflops"] for row in rows) * 1e9
+    jobs = params.jobs()
+    done = set(finished_jobs(params).get("job", []))
+    branches = params.decay * sum(params.multiples[:-1])
+    left = sum(j["multiple"] + (branches if j["kind"] == "trunk" else 0.0)
+               for i, j in enumerate(jobs) if i not in done) * params.c_star
+    print(f"the sweep: {params.work():.3g} training FLOPs, {params.work() / slowest / 3600:.1f} h at the slowest "
+          f"depth's rate; the {len(jobs) - len(done)} jobs not kept yet: {left:.3g} FLOPs, "
+          f"{left / slowest / 3600:.1f} h")
     return rows
 
 
@@ -306,7 +348,7 @@ def bench_distributed(profile: str = "quick", steps: int = 40):
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m anatomy_lib.benchmark", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=["perplexity", "importance", "recovery", "train", "distributed"])
+    parser.add_argument("what", choices=["perplexity", "importance", "recovery", "train", "frontier", "distributed"])
     parser.add_argument("--specimen", default="smollm2-135m-instruct-q4")
     parser.add_argument("--blocks", type=int, default=4)
     parser.add_argument("--block-len", type=int, default=512)
@@ -329,6 +371,8 @@ def main(argv: list[str] | None = None) -> int:
         bench_recovery(args.specimen, args.layers, args.steps)
     elif args.what == "distributed":
         bench_distributed(args.profile, args.steps)
+    elif args.what == "frontier":
+        bench_frontier(args.profile, args.steps)
     else:
         bench_train(args.profile, args.steps, args.widths)
     return 0

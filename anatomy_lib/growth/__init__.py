@@ -58,7 +58,15 @@ from .checkpoints import (
 from .compute import LR_CHECK, LR_CHECK_ARMS, compute, growth, lr_check, lr_check_params, request, run_growth, text_data
 from .config import EVENT_KINDS, Arm, BranchSchedule, Event, Schedule, TextData, TrainConfig
 from .events import EVENT_ARMS, VARIANTS, EventParams, event_findings, event_summary, growth_events, run_events
-from .frontier import FRONTIER_ARMS, FrontierParams, finished_jobs, frontier, frontier_stored, run_frontier
+from .frontier import (
+    FRONTIER_ARMS,
+    FrontierParams,
+    finished_jobs,
+    frontier,
+    frontier_kept,
+    frontier_stored,
+    run_frontier,
+)
 from .frontier_analysis import (
     baseline_check,
     frontier_table,
@@ -66,9 +74,13 @@ from .frontier_analysis import (
     rate_check,
     speedups,
 )
+from .frontier_report import PAPER_SPEEDUP
 from .frontier_report import claims as frontier_claims
 from .frontier_report import findings as frontier_findings
+from .frontier_report import findings_so_far as frontier_findings_so_far
+from .frontier_report import is_complete as frontier_complete
 from .frontier_report import progress_sentence as frontier_progress
+from .frontier_report import speedup_table as frontier_speedups
 from .models import Shape, build_model, parameter_counts, renumber
 from .operators import Copy, apply_plan, clone_plan, middle_plan, remove_plan, stack_plan
 from .params import ARMS, GrowthParams

@@ -395,6 +395,23 @@ def finished_jobs(params: FrontierParams) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def frontier_kept(params: FrontierParams) -> dict[str, pd.DataFrame]:
+    """What the chapter shows: the stored result once every job is kept; before that, the tables of the jobs kept
+    so far with ``missing`` (the jobs still to run). A chapter never starts the CPU-hours sweep itself."""
+    stored = ResultStore().load(params.DIAGNOSTIC, request(params))
+    if stored is not None:
+        return stored[0]
+    store = ResultStore().checkpoints(params.DIAGNOSTIC, request(params))
+    jobs = params.jobs()
+    kept = {i: found for i in range(len(jobs)) if (found := store.load(i)) is not None}
+    data = frontier_data(params)
+    empty = pd.DataFrame(columns=["kind", "arm", "seed", "multiple", "lr", "final_val_loss"])
+    return {"finals": pd.concat([d[1] for d in kept.values()], ignore_index=True) if kept else empty,
+            "curves": pd.concat([d[2] for d in kept.values()], ignore_index=True) if kept else pd.DataFrame(),
+            "baselines": ngram_baselines(data.train, data.validation), "design": params.describe(),
+            "missing": pd.DataFrame([{"job": i, **job} for i, job in enumerate(jobs) if i not in kept])}
+
+
 def frontier_stored(params: FrontierParams) -> bool:
     """Whether the whole result is stored (a chapter reads it; it never starts the CPU-hours sweep itself)."""
     return ResultStore().load(params.DIAGNOSTIC, request(params)) is not None

@@ -230,9 +230,10 @@ def rate_check(finals: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def baseline_check(finals: pd.DataFrame, baselines: pd.DataFrame) -> dict:
-    """How many runs (trunk budgets) end below the bigram table and the trigram table on the same blocks."""
-    trunks = trunk_finals(finals)
+def baseline_check(finals: pd.DataFrame, baselines: pd.DataFrame, kinds: tuple[str, ...] = ("trunk",)) -> dict:
+    """How many runs (by default the trunks' budgets; ``kinds`` of jobs) end below the bigram table and the
+    trigram table on the same blocks."""
+    trunks = finals[finals["kind"].isin(kinds)]
     levels = baselines.set_index("model")["val_loss"]
     bigram = float(levels.loc["bigram"])
     trigram = float(levels.loc["trigram"])

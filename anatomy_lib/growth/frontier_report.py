@@ -21,6 +21,17 @@ from .report import PAPER
 ARM_NAMES = {"gstack": "G_stack", "developmental": "developmental", "random_source": "random_source",
              "midas": "MIDAS"}
 READ_AT = (0.5, 1.0, 2.0)  # the budgets (x C*) the speed-ups are read at
+PAPER_SPEEDUP = 1 / (1 - PAPER["cost_saving"])  # the paper's ~54% less compute, as a speed-up
+
+
+def is_complete(tables: dict[str, pd.DataFrame]) -> bool:
+    """Whether the tables are the whole sweep (``frontier.frontier_kept`` adds ``missing`` before that)."""
+    return not len(tables.get("missing", ()))
+
+
+def speedup_table(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Each growth arm's speed-up to the frontier's loss at ``READ_AT`` (``frontier_analysis.speedups``)."""
+    return fa.speedups(tables["finals"], READ_AT)
 
 
 def _depth(arm: str) -> str:
@@ -49,34 +60,74 @@ def _speedup_text(row) -> str:
     return f"{row.speedup:.2f}x{interval}" + (f" ({'; '.join(extra)})" if extra else "")
 
 
-def progress_sentence(params, finished: pd.DataFrame) -> str:
-    """Where a sweep still running stands: jobs kept, of how many, and the FLOPs they amount to."""
-    jobs = params.jobs()
-    done = len(finished)
-    kinds = finished["kind"].value_counts().to_dict() if done else {}
-    parts = ", ".join(f"{n} {kind}" for kind, n in kinds.items()) or "none"
-    return (f"The compute-optimal sweep is being computed: {done} of {len(jobs)} jobs are kept ({parts}); "
-            f"{params.work():.3g} training FLOPs in all. The figures and verdicts of this section appear once every "
-            "job is kept (`python -m anatomy_lib growth-frontier` resumes it).")
+KIND_NAMES = {"lr": "learning-rate checks", "trunk": "trunks", "fresh": "fresh checks"}
+
+
+def progress_sentence(params, missing: pd.DataFrame) -> str:
+    """Where a sweep still running stands: jobs kept of each kind, of how many, and the training FLOPs of the
+    whole sweep (``missing``: the jobs not kept yet, as ``frontier.frontier_kept`` gives them)."""
+    jobs = pd.DataFrame(params.jobs())
+    total = jobs["kind"].value_counts()
+    left = missing["kind"].value_counts() if len(missing) else pd.Series(dtype=int)
+    parts = ", ".join(f"{total[k] - left.get(k, 0)} of {total[k]} {KIND_NAMES.get(k, k)}" for k in total.index)
+    return (f"The compute-optimal sweep is still being computed: {len(jobs) - len(missing)} of {len(jobs)} jobs are "
+            f"kept ({parts}; {params.work():.3g} training FLOPs in all). The frontier, the speed-ups and the "
+            "verdicts of this section are read only from the complete sweep (`python -m anatomy_lib growth-frontier` "
+            "resumes it).")
+
+
+def _design_sentence(tables: dict[str, pd.DataFrame], params) -> str:
+    design = tables["design"]
+    target = design[(design["depth"] == params.target_layers) & (design["multiple"] == 1.0)].iloc[0]
+    return (f"Byte-level models of width {params.width}, depths {', '.join(map(str, params.depths))}; the "
+            f"{params.target_layers}-layer target has {int(target.body_parameters):,} body parameters, so its "
+            f"compute-optimal budget C* ({params.tokens_per_parameter:g} tokens per parameter) is "
+            f"{params.c_star:.3g} FLOPs, {target.tokens / 1e6:.3g}M bytes, {target.passes:.2g} passes over the "
+            f"training text; the sweep spans {params.multiples[0]:g} to {params.multiples[-1]:g} x C* "
+            f"(at most {design['passes'].max():.2g} passes).")
+
+
+def _baseline_sentence(tables: dict[str, pd.DataFrame], kinds: tuple[str, ...] = ("trunk",)) -> str:
+    finals, baselines = tables["finals"], tables["baselines"]
+    check = fa.baseline_check(finals, baselines, kinds)
+    levels = baselines.set_index("model")["val_loss"]
+    runs = "runs" if kinds == ("trunk",) else "runs kept so far"
+    return (f"Count-based tables on the same validation blocks: unigram {levels.iloc[0]:.3f}, bigram "
+            f"{check['bigram']:.3f}, trigram {check['trigram']:.3f} nats per byte. {check['beat_bigram']} of "
+            f"{check['runs']} {runs} end below the bigram and {check['beat_trigram']} below the trigram"
+            + (f" (worst run {check['worst']:.3f})." if check["runs"] else "."))
+
+
+def _rates_sentence(finals: pd.DataFrame, params) -> str | None:
+    rates = fa.rate_check(finals)
+    if not len(rates):
+        return None
+    edge = rates[rates["edge"]]
+    return ("Best learning rate per arm (seed 0, at "
+            f"{params.lr_check_multiple:g} x C*; final loss there): "
+            + ", ".join(f"{_depth(r.arm)} {r.best_lr:g} ({r.loss:.3f})" for r in rates.itertuples())
+            + (f"; at an edge of the grid for {', '.join(map(_depth, edge['arm']))} (the optimum may lie "
+               "outside it)" if len(edge) else "; none at an edge of the grid") + ".")
+
+
+def findings_so_far(tables: dict[str, pd.DataFrame], params) -> list[str]:
+    """A sweep still running (``frontier.frontier_kept`` with jobs ``missing``): where it stands, the design, and
+    what the kept jobs already show (the learning-rate checks, once all are kept, and the baselines); no frontier,
+    speed-up or verdict is read from a partial sweep. A complete sweep gets ``findings``."""
+    if is_complete(tables):
+        return findings(tables, params)
+    finals = tables["finals"]
+    out = [progress_sentence(params, tables["missing"]), _design_sentence(tables, params)]
+    checks = params.jobs()[:len(params.arms) * len(params.lrs)]
+    if (finals["kind"] == "lr").sum() == len(checks):
+        out.append(_rates_sentence(finals, params))
+    out.append(_baseline_sentence(tables, kinds=("lr", "trunk", "fresh")))
+    return out
 
 
 def findings(tables: dict[str, pd.DataFrame], params) -> list[str]:
-    finals, baselines = tables["finals"], tables["baselines"]
-    out = []
-    design = tables["design"]
-    target = design[(design["depth"] == params.target_layers) & (design["multiple"] == 1.0)].iloc[0]
-    out.append(f"Byte-level models of width {params.width}, depths {', '.join(map(str, params.depths))}; the "
-               f"{params.target_layers}-layer target has {int(target.body_parameters):,} body parameters, so its "
-               f"compute-optimal budget C* ({params.tokens_per_parameter:g} tokens per parameter) is "
-               f"{params.c_star:.3g} FLOPs, {target.tokens / 1e6:.3g}M bytes, {target.passes:.2g} passes over the "
-               f"training text; the sweep spans {params.multiples[0]:g} to {params.multiples[-1]:g} x C* "
-               f"(at most {design['passes'].max():.2g} passes).")
-    check = fa.baseline_check(finals, baselines)
-    levels = baselines.set_index("model")["val_loss"]
-    out.append(f"Count-based tables on the same validation blocks: unigram {levels.iloc[0]:.3f}, bigram "
-               f"{check['bigram']:.3f}, trigram {check['trigram']:.3f} nats per byte. {check['beat_bigram']} of "
-               f"{check['runs']} runs end below the bigram and {check['beat_trigram']} below the trigram (worst "
-               f"run {check['worst']:.3f}).")
+    finals = tables["finals"]
+    out = [_design_sentence(tables, params), _baseline_sentence(tables)]
     front = fa.frontier_table(finals)
     steps = "; ".join(f"{r.multiple:g}x: {_depth(r.best_depth)} ({r.loss:.3f}, ahead of {_depth(r.runner_up)} by "
                       f"{_estimate(r.margin, r.margin_low, r.margin_high)})"
@@ -93,7 +144,7 @@ def findings(tables: dict[str, pd.DataFrame], params) -> list[str]:
     else:
         out.append(f"The {params.target_layers}-layer model does not overtake the {params.start_layers}-layer one "
                    f"inside the sweep ({low:g} to {high:g} x C*) for any seed.")
-    for arm, group in fa.speedups(finals, READ_AT).groupby("arm", sort=False):
+    for arm, group in speedup_table(tables).groupby("arm", sort=False):
         parts = "; ".join(f"{r.multiple:g}x C* {_speedup_text(r)}" for r in group.itertuples())
         out.append(f"{ARM_NAMES.get(arm, arm)}'s speed-up to the frontier's loss (geometric mean over seeds, paired "
                    f"by seed; above 1: growth needs less compute): {parts}.")
@@ -104,14 +155,9 @@ def findings(tables: dict[str, pd.DataFrame], params) -> list[str]:
                           for r in at_c.itertuples())
         out.append(f"At C*, final loss minus the best fixed depth's at the same FLOPs (nats per byte; below zero: "
                    f"growth ahead): {parts}.")
-    rates = fa.rate_check(finals)
-    if len(rates):
-        edge = rates[rates["edge"]]
-        out.append("Best learning rate per arm (seed 0, at "
-                   f"{params.lr_check_multiple:g} x C*): "
-                   + ", ".join(f"{_depth(r.arm)} {r.best_lr:g}" for r in rates.itertuples())
-                   + (f"; at an edge of the grid for {', '.join(map(_depth, edge['arm']))} (the optimum may lie "
-                      "outside it)" if len(edge) else "; none at an edge of the grid") + ".")
+    rates = _rates_sentence(finals, params)
+    if rates:
+        out.append(rates)
     branch = fa.branch_check(finals)
     if len(branch):
         out.append("Decay branches against fresh runs of the same budget (fresh minus branch): "
@@ -127,7 +173,7 @@ def claims(tables: dict[str, pd.DataFrame], params) -> list[v.Claim]:
     finals = tables["finals"]
     out = []
     speed = fa.speedups(finals, (1.0,))
-    paper_speedup = 1 / (1 - PAPER["cost_saving"])
+    paper_speedup = PAPER_SPEEDUP
     for arm in ("developmental", "gstack"):
         rows = speed[speed["arm"] == arm]
         if not len(rows):

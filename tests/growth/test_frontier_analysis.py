@@ -117,3 +117,28 @@ def test_the_report_quotes_the_measured_speedup_and_judges_it_against_the_paper(
     assert "G_stack's speed-up" in text and "1x C* 1.4" in text and "100 of 100 runs end below the bigram" in text
     (gstack,) = claims(tables, params)  # no developmental arm in this sweep
     assert gstack.verdict == "partly reproduced"  # above 1 for sure, but under the paper's 2.17x in log terms
+
+
+def test_a_partial_sweep_says_where_it_stands_and_reads_no_frontier_from_it():
+    from anatomy_lib.growth import FrontierParams
+    from anatomy_lib.growth.frontier_report import findings_so_far, is_complete, progress_sentence
+
+    params = FrontierParams()
+    jobs = pd.DataFrame([{"job": i, **job} for i, job in enumerate(params.jobs())])
+    checks = jobs[jobs["kind"] == "lr"]
+    finals = checks.assign(final_val_loss=1.5 + checks["lr"] * 10)  # the smallest rate is best for every arm
+    baselines = pd.DataFrame({"model": ["unigram (add-one)", "bigram", "trigram"], "val_loss": [3.0, 2.4, 1.9]})
+    tables = {"finals": finals, "design": params.describe(), "baselines": baselines,
+              "missing": jobs[jobs["kind"] != "lr"]}
+    assert not is_complete(tables) and is_complete({k: v for k, v in tables.items() if k != "missing"})
+    text = " ".join(findings_so_far(tables, params))
+    n_checks, n_jobs = len(checks), len(jobs)
+    assert f"{n_checks} of {n_jobs} jobs are kept ({n_checks} of {n_checks} learning-rate checks, 0 of" in text
+    assert "8-layer 0.001 (1.510)" in text and "at an edge of the grid for 2-layer" in text
+    assert f"{n_checks} of {n_checks} runs kept so far end below the bigram" in text
+    assert "frontier (the best fixed depth" not in text and "speed-up to" not in text
+    # before every check is kept no best rate is quoted (a trunk's rate is the best of all its arm's checks)
+    fewer = dict(tables, finals=finals.iloc[:3], missing=jobs.iloc[3:])
+    assert "Best learning rate" not in " ".join(findings_so_far(fewer, params))
+    nothing_kept = progress_sentence(params, jobs)
+    assert nothing_kept.startswith(f"The compute-optimal sweep is still being computed: 0 of {n_jobs}")
