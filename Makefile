@@ -17,7 +17,7 @@ WIDGET_FILES := $(WIDGETS)/require.min.js $(WIDGETS)/embed-amd.js
 # the widget manager asks for its icon fonts relative to each page, under @jupyter-widgets/...
 WIDGET_FONTS := book/_widgets_extra/book/@jupyter-widgets
 
-.PHONY: install book book-strict test test-unit test-slow smoke-store lint test-floor test-browser test-colab lock results benchmark screenshots widgets-js clean
+.PHONY: install book book-strict test test-chapters test-unit test-slow smoke-store lint test-floor test-browser test-colab lock results benchmark screenshots widgets-js clean
 
 install: $(STAMP)
 
@@ -58,13 +58,18 @@ book: install widgets-js
 book-strict: install widgets-js
 	ANATOMY_PROGRESS=0 $(VENV)/bin/jupyter-book build . --all -W -n --keep-going
 
-# The README's test command: every tier (unit, integration, specimen, chapters at smoke from the committed smoke
-# store) but the tests marked slow, within minutes on a 2-core CPU; the slowest 15 are listed at the end.
+# The README's test command: the unit, integration and specimen tiers but the tests marked slow, about 12 minutes
+# on a 2-core CPU; the slowest 15 are listed at the end. The chapters run in `make test-chapters`.
 test: install
-	$(PY) -m pytest -q tests -m "not slow" --durations=15
+	$(PY) -m pytest -q tests -m "not slow and not chapters" --durations=15
 
-# What `make test` leaves out: the tests marked slow (a minute or more each: two real Gemma conversions raced).
-# .ci/run runs them.
+# Every chapter executed at the smoke profile (results read from the committed smoke store), and the notebooks'
+# shape: about 9 minutes on a 2-core CPU. .ci/run runs it.
+test-chapters: install
+	$(PY) -m pytest -q tests -m "chapters and not slow" --durations=10
+
+# What `make test` and `make test-chapters` leave out: the tests marked slow (a minute or more each: two real
+# Gemma conversions raced, every arm of the frontier sweep resumed). .ci/run runs them.
 test-slow: install
 	$(PY) -m pytest -q tests -m slow --durations=15
 
