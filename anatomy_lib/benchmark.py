@@ -320,9 +320,7 @@ def bench_frontier(profile: str = "quick", steps: int = 8, compiled: tuple[bool,
     slowest = min(row["gflops"] for row in rows) * 1e9
     jobs = params.jobs()
     done = set(finished_jobs(params).get("job", []))
-    branches = params.decay * sum(params.multiples[:-1])
-    left = sum(j["multiple"] + (branches if j["kind"] == "trunk" else 0.0)
-               for i, j in enumerate(jobs) if i not in done) * params.c_star
+    left = params.work(jobs=[i for i in range(len(jobs)) if i not in done])
     print(f"the sweep: {params.work():.3g} training FLOPs, {params.work() / slowest / 3600:.1f} h at the slowest "
           f"depth's rate; the {len(jobs) - len(done)} jobs not kept yet: {left:.3g} FLOPs, "
           f"{left / slowest / 3600:.1f} h")

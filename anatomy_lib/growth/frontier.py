@@ -232,11 +232,12 @@ class FrontierParams(DiagnosticParams):
                 for arm in self.check_arms for m in self.check_multiples]
         return out
 
-    def work(self, profile=None) -> float:
-        """Training FLOPs of every job (trunks with their decay branches)."""
+    def work(self, profile=None, jobs: list[int] | None = None) -> float:
+        """Training FLOPs of every job, or of the job indices ``jobs`` (trunks with their decay branches)."""
         branches = self.decay * sum(self.multiples[:-1])
+        every = self.jobs()
         total = 0.0
-        for job in self.jobs():
+        for job in (every[i] for i in jobs) if jobs is not None else every:
             total += job["multiple"] + (branches if job["kind"] == "trunk" else 0.0)
         return total * self.c_star
 
