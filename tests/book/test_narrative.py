@@ -29,6 +29,7 @@ ALLOWED = {
     "0.2": "coherence rule: repetition at most +0.2", "25": "growth targets at 25/50/75% of the budget",
     "75": "growth targets at 25/50/75% of the budget",
     "1e-5": "the tolerance tests/core/test_distributed.py checks",
+    "20": "the frontier's sizing rule, Chinchilla's 20 tokens per parameter (FrontierParams.tokens_per_parameter)",
 }
 CHAPTER = re.compile(r"^#+\s*\d+\.\s", re.M)
 STRIP = [
