@@ -42,6 +42,8 @@ from .importance.compute import (
     ablation_continuations,
     importance,
 )
+from .importance.massive import MassiveParams, massive_causal
+from .importance.precision import PrecisionParams, precision_panel, precision_summary
 from .manipulation.compute import ManipulationParams, manipulation
 from .predictability.compute import PredictabilityParams, predictability
 from .quantisation.analysis import deltas, error_summary
@@ -212,6 +214,31 @@ def cmd_activations(args) -> int:
     if len(tables["features"]):
         print("\nmassive features (largest first, per layer):")
         print(tables["features"].to_string(index=False, float_format=lambda v: f"{v:,.3g}"))
+    return 0
+
+
+def cmd_massive(args) -> int:
+    params = params_from(args, MassiveParams)
+    lab = _lab(args)
+    tables = massive_causal(lab, params, recompute=args.recompute)
+    summary = tables["summary"].iloc[0]
+    print(f"\n{lab.specimen.name}: feature {summary.feature} is born at L{summary.birth_layer} (growth 10^"
+          f"{summary.birth_growth:.2f} [{summary.birth_ci_low:.2f}, {summary.birth_ci_high:.2f}] over blocks); "
+          f"control layer L{summary.control_layer}")
+    shown = tables["causal"][["role", "layer", "operator", "intervention", "change_pct", "ci_low", "ci_high", "share",
+                              "share_low", "share_high"]]
+    print(shown.to_string(index=False, float_format=lambda v: f"{v:,.3g}"))
+    return 0
+
+
+def cmd_precision(args) -> int:
+    params = params_from(args, PrecisionParams, seed=args.blocks_seed)
+    panel = precision_panel(args.specimen, params, args.profile, corpus=args.corpus)
+    print(f"\n{args.specimen}: the intact model in each precision")
+    print(panel["base"].to_string(index=False, float_format=lambda v: f"{v:,.4g}"))
+    print("\nthe importance map in each precision (ranges over finite changes; departures from float32 in orders "
+          "of magnitude of 1 + change)")
+    print(precision_summary(panel).to_string(index=False, float_format=lambda v: f"{v:,.3g}"))
     return 0
 
 
@@ -404,6 +431,10 @@ def _recovery_args(parser: argparse.ArgumentParser) -> None:
                         "sweep's shams), as chapter 6 does")
 
 
+def _precision_args(parser: argparse.ArgumentParser) -> None:
+    add_params_options(parser, PrecisionParams, skip=("seed",))
+
+
 def _params_args(params_class):
     def add(parser: argparse.ArgumentParser) -> None:
         add_params_options(parser, params_class)
@@ -419,6 +450,11 @@ COMMANDS = {
                       "explorer in the published page)", _mode_args(ContinuationParams)),
     "activations": (cmd_activations, "massive activations: the largest residual value per layer, its ratio to the "
                     "median, the layer where they appear", _params_args(ActivationParams)),
+    "massive": (cmd_massive, "the massive activation's birth layer by growth, and the causal test: its ablation "
+                "with the massive entries restored, and its massive write alone removed, beside a control layer",
+                _params_args(MassiveParams)),
+    "precision": (cmd_precision, "chapter 2's importance map in float16 and bfloat16 beside float32, on the same "
+                  "blocks: ranges, overflows, the largest departure", _precision_args),
     "predictability": (cmd_predictability, "ridge R^2 in and out of sample, substitution perplexity",
                        _params_args(PredictabilityParams)),
     "structure": (cmd_structure, "delta correlations against null models",

@@ -27,10 +27,19 @@ def _with_depth(table: pd.DataFrame, name: str, n_layers: int) -> pd.DataFrame:
     return table.assign(specimen=name, n_layers=n_layers, depth=relative_depth(table["layer"], n_layers))
 
 
+def layer_type_names(adapter) -> list[str]:
+    """Each layer's attention type in the book's words ('global', 'sliding-window'); 'global' for every layer of a
+    family without types (every SmolLM2 layer attends to the whole context)."""
+    types = adapter.layer_types or ("full_attention",) * adapter.n_layers
+    return [importance.LAYER_TYPE_NAMES.get(t, t) for t in types]
+
+
 def importance_rows(lab, progress: bool = False) -> pd.DataFrame:
-    """Chapter 2's table for every ablation mode (change with its interval, class, Block Influence)."""
+    """Chapter 2's table for every ablation mode (change with its interval, class, Block Influence), with each
+    layer's attention type."""
     tables = importance.compute(lab, progress=progress)
-    return _with_depth(pd.concat(tables.values(), ignore_index=True), lab.specimen.name, lab.adapter.n_layers)
+    rows = _with_depth(pd.concat(tables.values(), ignore_index=True), lab.specimen.name, lab.adapter.n_layers)
+    return rows.assign(layer_type=[layer_type_names(lab.adapter)[l] for l in rows["layer"]])
 
 
 def trained_name(n_layers: int, arm) -> str:

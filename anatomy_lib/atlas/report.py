@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..importance import connective_layers, importance_range_orders, rank_agreement
+from ..core.params import PaperLayers
+from ..core.rules import jaccard
+from ..importance import PAPER, connective_layers, importance_range_orders, rank_agreement
 from ..manipulation import PAPER as MANIPULATION_PAPER
 from ..verdicts import claims_by_specimen, generality_sentences
 
@@ -38,10 +40,37 @@ def importance_sentences(importance: pd.DataFrame, trained: pd.DataFrame | None 
     return out
 
 
+def layer_type_sentences(importance: pd.DataFrame, paper_core=PAPER["critical_core"]) -> list[str]:
+    """For each specimen whose layers have more than one attention type: the paper's critical core mapped by
+    relative depth and by attention type (every layer of the paper's model is global, so by type a critical layer
+    is a global one), beside the specimen's own critical middle core under the paper's ablation, with the Jaccard
+    overlap of each mapping."""
+    out = []
+    if "layer_type" not in importance:
+        return out
+    for name, table in importance[importance["mode"] == MODE].groupby("specimen", sort=False):
+        if table["layer_type"].nunique() < 2:
+            continue
+        n_layers = int(table["n_layers"].iloc[0])
+        core = sorted(int(l) for l in table.loc[table["class"] == "critical core", "layer"])
+        by_depth = list(PaperLayers(paper_core).at_depth(n_layers))
+        by_type = sorted(int(l) for l in table.loc[table["layer_type"] == "global", "layer"])
+        parts = [f"by relative depth to {_layers(by_depth)} (Jaccard {jaccard(by_depth, core):.2f})",
+                 f"by attention type to its global layers {_layers(by_type)} (Jaccard {jaccard(by_type, core):.2f})"]
+        out.append(f"{name}: the paper's critical core {_layers(paper_core)} maps " + " and ".join(parts)
+                   + f"; its own critical middle core under neighbour-mean ablation is {_layers(core)}.")
+    return out
+
+
+def _layers(layers) -> str:
+    return ", ".join(f"L{l}" for l in layers) or "none"
+
+
 def findings(tables: dict[str, pd.DataFrame], claims: pd.DataFrame | None = None,
              names: list[str] | None = None) -> list[str]:
     """What the atlas finds, in sentences computed from ``atlas`` tables (and a ``claims_by_specimen`` table)."""
     out = importance_sentences(tables["importance"], tables.get("trained"))
+    out += layer_type_sentences(tables["importance"])
     held = tables["predictability"]
     if not held.empty:
         means = held.groupby(["specimen", "predictor"], sort=False)["r2"].mean().unstack()

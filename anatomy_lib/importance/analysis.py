@@ -2,6 +2,8 @@
 range of importance in orders of magnitude."""
 from __future__ import annotations
 
+import itertools
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -125,3 +127,32 @@ def panel_summary(panel: dict[str, dict[str, pd.DataFrame]], thresholds: Thresho
              for name, tables in panel.items()]
     table = pd.concat(parts, ignore_index=True)
     return table[["specimen"] + [c for c in table.columns if c != "specimen"]]
+
+
+LAYER_TYPE_NAMES = {"full_attention": "global", "sliding_attention": "sliding-window"}
+
+
+def layer_type_summary(table: pd.DataFrame, layer_types) -> pd.DataFrame:
+    """Importance by attention type, for a family whose layers have types (Gemma 3: global layers among
+    sliding-window ones); empty for a family with one type. One row per type: its layers, the median change,
+    each layer's rank (1 = most important), and the mean rank's exact permutation p-value (the share of every
+    equally sized set of layers whose mean rank is at most as large: small when the type's layers are the
+    important ones); ``first`` names the type's first layer and its rank."""
+    types = [LAYER_TYPE_NAMES.get(t, t) for t in layer_types]
+    if len(set(types)) < 2 or len(types) != len(table):
+        return pd.DataFrame()
+    ordered = table.sort_values("layer")
+    ranks = ordered["change_pct"].rank(ascending=False, method="min").astype(int).to_numpy()
+    rows = []
+    for kind in dict.fromkeys(types):
+        chosen = [i for i, t in enumerate(types) if t == kind]
+        observed = ranks[chosen].mean()
+        sets = np.array(list(itertools.combinations(range(len(ranks)), len(chosen)))) \
+            if math.comb(len(ranks), len(chosen)) <= 200_000 else \
+            np.stack([np.random.default_rng(0).permutation(len(ranks))[:len(chosen)] for _ in range(20_000)])
+        p_value = float(np.mean(ranks[sets].mean(axis=1) <= observed + 1e-12))
+        rows.append({"type": kind, "layers": [int(ordered["layer"].iloc[i]) for i in chosen],
+                     "median_change_pct": float(ordered["change_pct"].iloc[chosen].median()),
+                     "ranks": [int(ranks[i]) for i in chosen], "mean_rank": float(observed), "p_value": p_value,
+                     "first": int(ordered["layer"].iloc[chosen[0]]), "first_rank": int(ranks[chosen[0]])})
+    return pd.DataFrame(rows)

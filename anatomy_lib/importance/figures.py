@@ -141,11 +141,14 @@ def operators_figure(tables_by_specimen: dict, paper_l11_depth: float = 11 / 29)
     return fig
 
 
-def activations_figure(rows, tops=None, ratio: float = 1000.0):
+def activations_figure(rows, tops=None, ratio: float = 1000.0, births: dict | None = None):
     """Massive activations along the depth: for every specimen (``stacked_layers`` rows), the largest absolute
-    activation leaving each layer over the stream's median (log scale) against relative depth; a filled marker
-    where massive activations first appear, a cross at each specimen's most important layer (``tops``: rows
-    with ``specimen`` and ``top_layer``, from ``correlation_table`` for one operator), Sun et al.'s ratio dotted."""
+    activation leaving each layer over the stream's median (log scale) against relative depth; a large marker at
+    the layer where the massive activation is born (``births``: {specimen: layer}, from ``massive.onset_by_growth``;
+    for a specimen without one, where the threshold detector first finds a massive entry), a cross at each
+    specimen's most important layer (``tops``: rows with ``specimen`` and ``top_layer``, from
+    ``correlation_table`` for one operator), Sun et al.'s ratio dotted."""
+    births = births or {}
     use_book_style()
     fig, ax = plt.subplots(figsize=(COLUMN, 4.2))
     colours = sns.color_palette(PALETTE)
@@ -155,7 +158,11 @@ def activations_figure(rows, tops=None, ratio: float = 1000.0):
         ax.plot(part["depth"], part["ratio"], marker=marker, color=colour, label=name, linewidth=1.4, markersize=5,
                 markerfacecolor="white")
         massive = part[part["massive_entries"] > 0]
-        if len(massive):
+        if name in births:
+            born = part[part["layer"] == births[name]].iloc[0]
+            ax.plot(born["depth"], born["ratio"], marker=marker, color=colour, markersize=11, linestyle="none",
+                    label=f"{name}: born at L{int(born['layer'])} (largest jump)")
+        elif len(massive):
             first = massive.iloc[0]
             ax.plot(first["depth"], first["ratio"], marker=marker, color=colour, markersize=11, linestyle="none",
                     label=f"{name}: massive from L{int(first['layer'])}")
@@ -169,3 +176,37 @@ def activations_figure(rows, tops=None, ratio: float = 1000.0):
            ylabel="largest |activation| / median")
     legend_below(ax, "", ncol=1)
     return finish_figure(fig, "Massive activations along the depth", None)
+
+
+INTERVENTION_LABELS = {"ablate": "ablated", "ablate + restore": "ablated, massive entries restored",
+                       "remove write": "intact, massive write removed"}
+
+
+def massive_causal_figure(causal: dict):
+    """The causal test of the massive activation (``massive.causal_test`` per specimen): one panel per specimen,
+    a group of bars per layer (birth, control) and operator, the damage in log perplexity (mean NLL over the
+    intact model's, symlog) of the plain ablation, the ablation with the massive entries restored, and the intact
+    layer with only its massive write removed, each with its 95% interval."""
+    use_book_style()
+    names = list(causal)
+    fig, axes = plt.subplots(len(names), 1, figsize=(COLUMN, 3.4 * len(names)), squeeze=False)
+    colours = sns.color_palette(PALETTE)
+    order = list(INTERVENTION_LABELS)
+    width = 0.8 / len(order)
+    for ax, name in zip(axes[:, 0], names):
+        rows = causal[name]["causal"]
+        groups = list(dict.fromkeys(zip(rows["role"], rows["layer"], rows["operator"])))
+        for i, intervention in enumerate(order):
+            for g, (role, layer, operator) in enumerate(groups):
+                row = rows[(rows["role"] == role) & (rows["layer"] == layer) & (rows["operator"] == operator)
+                           & (rows["intervention"] == intervention)].iloc[0]
+                nll = np.log1p(np.array([row.change_pct, row.ci_low, row.ci_high]) / 100)
+                x = g + (i - (len(order) - 1) / 2) * width
+                ax.bar(x, nll[0], width, color=colours[i], label=INTERVENTION_LABELS[intervention],
+                       yerr=[[nll[0] - nll[1]], [nll[2] - nll[0]]], capsize=2, error_kw={"linewidth": 0.9})
+        ax.set_xticks(range(len(groups)))
+        ax.set_xticklabels([f"{role} L{layer}\n{operator}" for role, layer, operator in groups], fontsize=SMALL)
+        symlog_axis(ax, 0.01)
+        ax.set(ylabel="damage (log perplexity)", title=name)
+    legend_below(axes[-1, 0], "", ncol=1)
+    return finish_figure(fig, "Is the critical layer critical because of its massive activation?", None)

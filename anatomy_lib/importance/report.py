@@ -7,8 +7,9 @@ from ..core import rules as v
 from ..core.display import Vocabulary
 from ..core.params import PaperLayers
 from ..core.stats import spearman
+from . import massive
 from .activations import appearance_layer
-from .analysis import Thresholds, importance_range_orders, rank_agreement, undetermined_reasons
+from .analysis import Thresholds, importance_range_orders, layer_type_summary, rank_agreement, undetermined_reasons
 from .compute import ImportanceParams
 
 # this chapter's words for its tables' columns (and the intervals its estimates carry): ``show_table(t)``
@@ -199,10 +200,25 @@ def operator_table(summary: pd.DataFrame) -> pd.DataFrame:
         "the paper's pattern": [yes(p) for p in summary["pattern"]]})
 
 
-def activation_findings(profiles: dict[str, dict[str, pd.DataFrame]], correlations: pd.DataFrame) -> list[str]:
-    """Per specimen, in computed sentences: where massive activations appear, the largest and its features, and
-    whether the layers that create them are the important ones under each operator (``correlation_table``)."""
-    out = []
+def _rank_sentence(name: str, layer: int, importance_panel: dict, what: str) -> str:
+    """Where ``layer`` ranks by importance under each operator of one specimen, with the layers above it."""
+    parts = []
+    for operator, table in importance_panel.get(name, {}).items():
+        ordered = table.sort_values("change_pct", ascending=False)["layer"].astype(int).tolist()
+        rank = ordered.index(layer) + 1
+        above = ", ".join(f"L{l}" for l in ordered[:rank - 1])
+        parts.append(f"{operator} {rank} of {len(ordered)}" + (f" (above it: {above})" if above else ""))
+    return f"On {name}, {what} L{layer} ranks by importance: " + "; ".join(parts) + "." if parts else ""
+
+
+def activation_findings(profiles: dict[str, dict[str, pd.DataFrame]], correlations: pd.DataFrame,
+                        causal: dict[str, dict[str, pd.DataFrame]] | None = None,
+                        importance_panel: dict | None = None) -> list[str]:
+    """Per specimen, in computed sentences: where the massive activation is born (the largest jump of the
+    massive feature, ``massive.onset_by_growth``, where ``causal`` holds it) beside the threshold detector's
+    first layer, the largest activation and its features, whether the layers that grow the largest activation
+    most are the important ones (``correlation_table``), and where the birth layer ranks by importance."""
+    out, causal, importance_panel = [], causal or {}, importance_panel or {}
     for name, tables in profiles.items():
         layers, features = tables["layers"], tables["features"]
         first = appearance_layer(layers)
@@ -215,7 +231,26 @@ def activation_findings(profiles: dict[str, dict[str, pd.DataFrame]], correlatio
             there = features[features["layer"] == first]
             listed = "; ".join(f"feature {int(f.feature)} up to {f.max_abs:,.0f}, {f.first_position_share:.0%} of "
                                "its massive entries at the first position" for f in there.itertuples())
-            out.append(f"On {name}, massive activations appear at L{first} ({listed}); {largest}.")
+            out.append(f"On {name}, the first layer whose output holds a massive entry (the threshold detector) is "
+                       f"L{first} ({listed}); {largest}.")
+        birth = None
+        if name in causal:
+            s = causal[name]["summary"].iloc[0]
+            birth = int(s.birth_layer)
+            onset = causal[name]["onset"].set_index("layer")
+            said = (f"On {name}, the massive feature {int(s.feature)} is born at L{birth}: it grows there by "
+                    f"10^{s.birth_growth:.2f} [{s.birth_ci_low:.2f}, {s.birth_ci_high:.2f}] (mean over blocks, 95% "
+                    f"interval; median {onset.loc[birth, 'entering']:,.0f} entering, {onset.loc[birth, 'leaving']:,.0f}"
+                    f" leaving), the largest jump of any layer in {int(s.blocks_electing)} of {int(s.blocks)} "
+                    f"blocks and {s.birth_share:.0%} of bootstrap resamples; the next largest is L{int(s.runner_up)}'s "
+                    f"10^{s.runner_up_growth:.2f}.")
+            if first is not None and first != birth:
+                row = layers.set_index("layer").loc[first]
+                said += (f" The threshold detector's L{first} is not the birth: {int(row.massive_entries)} entr"
+                         f"{'y' if int(row.massive_entries) == 1 else 'ies'} there, up to {row.max_abs:,.0f}, "
+                         f"pass{'es' if int(row.massive_entries) == 1 else ''} its threshold of "
+                         f"{row.threshold:,.1f}, and the feature grows by 10^{onset.loc[first, 'growth']:.2f} there.")
+            out.append(said)
         mine = correlations[correlations["specimen"] == name]
         if len(mine):
             out.append(f"On {name}, the growth of the largest activation across a layer against that layer's "
@@ -223,11 +258,69 @@ def activation_findings(profiles: dict[str, dict[str, pd.DataFrame]], correlatio
                        + "; ".join(f"{r.operator} {r.rho:+.2f} [{r.ci_low:+.2f}, {r.ci_high:+.2f}]"
                                    if r.rho == r.rho else f"{r.operator} undefined (every change equal)"
                                    for r in mine.itertuples()) + ".")
-            ranked = [r for r in mine.itertuples() if r.rho == r.rho]  # an operator whose changes are all equal
-            same = [r.operator for r in ranked if first is not None and r.top_layer == first]  # has no top layer
-            out.append(f"On {name}, the layer where massive activations appear is the most important layer under "
-                       + (", ".join(same) if same else "no operator") + "; the most important layers are "
-                       + ", ".join(f"L{r.top_layer} ({r.operator})" for r in ranked) + ".")
+        if birth is not None:
+            out.append(_rank_sentence(name, birth, importance_panel, "the birth layer"))
+        elif first is not None and len(mine):
+            out.append(_rank_sentence(name, first, importance_panel, "the threshold detector's first massive layer"))
+    return [s for s in out if s]
+
+
+def _share(row) -> str:
+    return f"{row.share:.0%} [{row.share_low:.0%}, {row.share_high:.0%}]"
+
+
+def massive_findings(causal: dict[str, dict[str, pd.DataFrame]]) -> list[str]:
+    """The causal test per specimen, in computed sentences: each operator's damage at the birth layer, the share
+    the restore undoes and the share the removal of the massive write reproduces (with intervals), the same at
+    the control layer, and the verdict ``massive.causal_verdict`` gives."""
+    out = []
+    for name, tables in causal.items():
+        s, rows = tables["summary"].iloc[0], tables["causal"]
+        for role in ("birth", "control"):
+            mine = rows[rows["role"] == role]
+            if not len(mine):
+                out.append(f"On {name}, no layer qualifies as a control (each changes the massive entries by more "
+                           "than the control limit).")
+                continue
+            layer = int(mine["layer"].iloc[0])
+            parts = []
+            for operator, group in mine.groupby("operator", sort=False):
+                g = group.set_index("intervention")
+                ablate, restore, remove = (g.loc[k] for k in ("ablate", "ablate + restore", "remove write"))
+                parts.append(f"{operator} {ablate.change_pct:+,.0f}% [{ablate.ci_low:+,.0f}, {ablate.ci_high:+,.0f}],"
+                             f" of which the restore undoes {_share(restore)} and the removal alone reproduces "
+                             f"{_share(remove)} ({massive.causal_verdict(rows, role, operator)})")
+            what = (f"the birth layer L{layer}" if role == "birth" else
+                    f"the control L{layer} (importance nearest the birth layer's among layers that move the massive "
+                    "entries less than the control limit)")
+            out.append(f"On {name}, ablating {what}: " + "; ".join(parts) + ".")
+        plural = "s" if " " in str(s.sites_features) else ""
+        out.append(f"On {name}, the restore sets {int(s.sites_entries)} entries (feature{plural} {s.sites_features}, "
+                   f"{s.sites_first_position_share:.0%} of them at the first position) to the "
+                   "intact model's values; shares are of the damage in log perplexity, the rule is that both "
+                   f"whole intervals reach {massive.EXPLAINS:.0%}.")
+    return out
+
+
+def layer_type_findings(panel: dict[str, dict[str, pd.DataFrame]], layer_types: dict[str, tuple]) -> list[str]:
+    """For each specimen whose layers have attention types (``layer_types``: {specimen: types}), importance by type
+    under each operator of its panel (``analysis.layer_type_summary``), in sentences."""
+    out = []
+    for name, tables in panel.items():
+        types = layer_types.get(name, ())
+        parts = []
+        for operator, table in tables.items():
+            summary = layer_type_summary(table, types)
+            if summary.empty:
+                continue
+            rarest = summary.loc[summary["layers"].map(len).idxmin()]
+            parts.append(f"{operator}: ranks {', '.join(f'L{l} {r}' for l, r in zip(rarest.layers, rarest.ranks))} "
+                         f"of {len(table)} (permutation p = {rarest.p_value:.2f} that {rarest.type} layers rank this "
+                         "high by chance)")
+        if parts:
+            rarest_layers = ", ".join(f"L{l}" for l in rarest.layers)
+            out.append(f"On {name}, the {rarest.type} attention layers ({rarest_layers}; the first is L{rarest.first}) "
+                       "by importance: " + "; ".join(parts) + ".")
     return out
 
 
