@@ -3,6 +3,7 @@
 - ``compute``: ablate one layer at a time and measure the perplexity change
 - ``analysis``: what an importance table says: anatomy classes by interval, the rank agreement with Block Influence,
   and the range of importance in orders of magnitude
+- ``precision``: the map in float16 and bfloat16 beside float32
 - ``activations`` and ``massive``: massive activations along the depth, and whether they explain a critical
   layer (the birth layer by growth; its ablation with the massive entries restored, its massive write removed)
 - ``report``: in sentences and verdicts: the paper's importance claims beside ours, and the computed findings
@@ -69,6 +70,15 @@ from .massive import (
     onset_by_growth,
     remove_massive_write,
     restore_massive,
+)
+from .precision import (
+    PRECISIONS,
+    PrecisionParams,
+    precision_findings,
+    precision_lab,
+    precision_panel,
+    precision_panels,
+    precision_summary,
 )
 from .report import (
     PAPER,

@@ -25,9 +25,9 @@ import torch
 
 from ..core.checks import one_of, positive_int
 from ..core.corpus import load_corpus, sequence_prefix, token_blocks
-from ..core.lab import Lab, cached_specimen
+from ..core.lab import Lab, NotStored, cached_specimen
 from ..core.profiles import get_profile
-from .analysis import importance_range_orders
+from .analysis import PAPER_RANGE_ORDERS, importance_range_orders
 from .compute import MODES, ImportanceParams, importance
 
 PRECISIONS = ("float32", "bfloat16", "float16")
@@ -109,3 +109,42 @@ def precision_summary(panel: dict[str, pd.DataFrame]) -> pd.DataFrame:
                      "range_orders": importance_range_orders(finite), "largest_departure_orders":
                      float(departure.max()) if len(departure) else np.nan, "departure_layer": worst})
     return pd.DataFrame(rows)
+
+
+def precision_panels(specimens, params: PrecisionParams = PrecisionParams(), profile: str = "quick",
+                     compute_missing: bool = False) -> dict[str, dict[str, pd.DataFrame]]:
+    """``precision_panel`` of every specimen name ({name: panel}); read from the store only by default (what the
+    book does: a specimen whose maps are not stored is left out, never computed for hours on a page build)."""
+    panels = {}
+    for name in specimens:
+        try:
+            panels[name] = precision_panel(name, params, profile, compute_missing=compute_missing, progress=False)
+        except NotStored:
+            continue
+    return panels
+
+
+def precision_findings(panels: dict[str, dict[str, pd.DataFrame]]) -> list[str]:
+    """Per specimen, in computed sentences: the intact perplexity in each precision, then per operator the range
+    of importance in each precision, the non-finite changes, the largest departure from float32, and whether half
+    precision moves the range toward the paper's 10^7."""
+    out = []
+    for name, panel in panels.items():
+        base = panel["base"]
+        blocks = int(base["blocks"].iloc[0])
+        out.append(f"On {name} ({blocks} blocks), the intact model's perplexity: " + ", ".join(
+            f"{r.base_ppl:,.3f} in {r.precision}" if r.finite else f"not finite in {r.precision} (the precision "
+            "breaks the intact model; no map)" for r in base.itertuples()) + ".")
+        summary = precision_summary(panel)
+        for mode, rows in summary.groupby("mode", sort=False):
+            rows = rows.set_index("precision")
+            reference = rows.loc["float32", "range_orders"]
+            parts = []
+            for precision, r in rows.drop(index="float32").iterrows():
+                toward = abs(r.range_orders - PAPER_RANGE_ORDERS) < abs(reference - PAPER_RANGE_ORDERS) - 0.5
+                parts.append(f"{precision} 10^{r.range_orders:.1f} with {r.non_finite} non-finite change"
+                             f"{'' if r.non_finite == 1 else 's'}, at most 10^{r.largest_departure_orders:.2f} from "
+                             f"float32 (L{r.departure_layer}), " + ("nearer" if toward else "no nearer")
+                             + " the paper's 10^7 by more than half an order")
+            out.append(f"On {name}, {mode}: float32 spans 10^{reference:.1f}; " + "; ".join(parts) + ".")
+    return out

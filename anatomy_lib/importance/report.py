@@ -287,9 +287,10 @@ def massive_findings(causal: dict[str, dict[str, pd.DataFrame]]) -> list[str]:
             for operator, group in mine.groupby("operator", sort=False):
                 g = group.set_index("intervention")
                 ablate, restore, remove = (g.loc[k] for k in ("ablate", "ablate + restore", "remove write"))
+                beyond = " (more than the ablation's whole damage)" if remove.share_low > 1 else ""
                 parts.append(f"{operator} {ablate.change_pct:+,.0f}% [{ablate.ci_low:+,.0f}, {ablate.ci_high:+,.0f}],"
                              f" of which the restore undoes {_share(restore)} and the removal alone reproduces "
-                             f"{_share(remove)} ({massive.causal_verdict(rows, role, operator)})")
+                             f"{_share(remove)}{beyond} ({massive.causal_verdict(rows, role, operator)})")
             what = (f"the birth layer L{layer}" if role == "birth" else
                     f"the control L{layer} (importance nearest the birth layer's among layers that move the massive "
                     "entries less than the control limit)")

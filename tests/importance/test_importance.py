@@ -182,3 +182,17 @@ def test_mode_summary_names_each_modes_top_layer_and_classes():
     assert summary.loc["neighbor_mean", "anti-layers"] == "none"
     assert summary.loc["neighbor_mean", "connective tissue"] == 2
     assert summary.loc["neighbor_mean", "Spearman vs neighbor_mean"] == 1.0
+
+
+def test_importance_by_attention_type_ranks_the_rare_type_with_an_exact_p_value():
+    from anatomy_lib.importance.analysis import layer_type_summary
+
+    table = pd.DataFrame({"layer": range(8), "change_pct": [5.0, 900.0, 4.0, 3.0, 800.0, 2.0, 1.0, 700.0]})
+    types = ["sliding_attention"] * 8
+    for layer in (1, 4, 7):
+        types[layer] = "full_attention"
+    summary = layer_type_summary(table, types).set_index("type")
+    assert summary.loc["global", "layers"] == [1, 4, 7] and summary.loc["global", "ranks"] == [1, 2, 3]
+    assert summary.loc["global", "first"] == 1 and summary.loc["global", "first_rank"] == 1
+    assert summary.loc["global", "p_value"] == pytest.approx(1 / 56)  # the one best set of 3 among C(8, 3)
+    assert layer_type_summary(table, ["full_attention"] * 8).empty  # one type: nothing to compare

@@ -129,3 +129,34 @@ def test_bad_parameters_name_the_choices():
         mv.MassiveParams(operators=("nope",))
     with pytest.raises(ValueError, match="at least one operator"):
         mv.MassiveParams(operators=())
+
+
+def _causal_rows(undone, reproduced):
+    """A causal table for one layer and operator with the given (share, low, high) of each intervention."""
+    rows = [{"role": "birth", "layer": 3, "operator": "skip", "intervention": "ablate", "change_pct": 900.0,
+             "ci_low": 800.0, "ci_high": 1000.0, "share": np.nan, "share_low": np.nan, "share_high": np.nan}]
+    for name, (share, low, high) in (("ablate + restore", undone), ("remove write", reproduced)):
+        rows.append({**rows[0], "intervention": name, "share": share, "share_low": low, "share_high": high})
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("undone, reproduced, verdict", [
+    ((0.9, 0.85, 0.95), (0.7, 0.6, 0.8), "explains"),
+    ((0.1, 0.0, 0.2), (0.05, -0.1, 0.2), "does not explain"),
+    ((0.9, 0.85, 0.95), (0.1, 0.0, 0.2), "partly explains"),
+    ((0.5, 0.2, 0.8), (0.7, 0.6, 0.8), "inconclusive"),
+])
+def test_the_verdict_follows_the_intervals(undone, reproduced, verdict):
+    assert mv.causal_verdict(_causal_rows(undone, reproduced), "birth", "skip") == verdict
+    assert mv.causal_verdict(_causal_rows(undone, reproduced), "control", "skip") == "not run"
+
+
+def test_the_findings_say_the_shares_and_the_verdict():
+    from anatomy_lib.importance.report import massive_findings
+
+    causal = _causal_rows((0.88, 0.86, 0.9), (4.7, 4.2, 5.2))
+    summary = pd.DataFrame([{"sites_entries": 29, "sites_features": "247 507", "sites_first_position_share": 1.0}])
+    said = " ".join(massive_findings({"tiny": {"summary": summary, "causal": causal}}))
+    assert "the birth layer L3: skip +900% [+800, +1,000]" in said and "undoes 88% [86%, 90%]" in said
+    assert "reproduces 470% [420%, 520%]" in said and "(explains)" in said and "more than the ablation's whole damage" in said
+    assert "no layer qualifies as a control" in said and "29 entries (features 247 507" in said
