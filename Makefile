@@ -89,8 +89,8 @@ test-unit: install
 lint: install
 	$(VENV)/bin/ruff check anatomy_lib tests .ci
 
-# The library tests in a fresh environment at every declared lower bound (pyproject.toml), so each floor is a
-# version the suite passes on. torch's floor is the CPU build served on these machines. Chapters are not run here.
+# The unit tier in a fresh environment at every declared lower bound (pyproject.toml), so each floor is a version
+# every module's tiny-model tests pass on. torch's floor is the CPU build served on these machines.
 FLOOR_VENV ?= .venv-floor
 test-floor:
 	rm -rf $(FLOOR_VENV)
@@ -101,7 +101,7 @@ test-floor:
 	$(FLOOR_VENV)/bin/python -m pip install -q -c $(FLOOR_VENV)/floors.txt -e ".[test]"
 	$(FLOOR_VENV)/bin/python -m pip install -q --no-deps "$(OFFLINE_SPECIMEN)"
 	$(FLOOR_VENV)/bin/python -m pip list --format=freeze | grep -iE "^($$(cut -d= -f1 $(FLOOR_VENV)/floors.txt | paste -sd'|'))=="
-	$(FLOOR_VENV)/bin/python -m pytest -q tests -m "not chapters and not slow"
+	$(FLOOR_VENV)/bin/python -m pytest -q tests -m unit
 
 # Refresh the lock: resolve the newest versions pyproject.toml allows in a scratch environment, freeze them.
 # Then run `make test` (and commit the lock) before the book is built with them.

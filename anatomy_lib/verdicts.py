@@ -221,7 +221,9 @@ def _not_reproduced(table: pd.DataFrame, chapter: int) -> str:
 def explanations(table: pd.DataFrame, labs, profile: str = "quick") -> pd.DataFrame:
     """For the claims of chapters 2, 3 and 4 the book does not reproduce (a ``book_claims`` table), each
     explanation the book tests and what it showed, in computed sentences: the ablation operator (chapter 2's
-    operator panel on every lab), massive activations (on every lab), and quantisation (the quantisation null,
+    operator panel on every lab), massive activations (the causal test, on every lab that stores it), attention
+    type (where a specimen's layers have types), half precision (the maps stored at the smoke profile's blocks, as
+    chapter 2 reads them), and quantisation (the quantisation null,
     computed only when the first lab computes what is missing). A test whose results are not stored reads
     "not run"."""
     rows = []
@@ -233,11 +235,23 @@ def explanations(table: pd.DataFrame, labs, profile: str = "quick") -> pd.DataFr
                                                                                                   sort=False))
         rows.append({"chapter": 2, "explanation": "the ablation operator (what \"replace a layer\" means)",
                      "showed": f"{said} Tested on {counted}."})
-    profiles = importance.activation_panel(labs)
-    if profiles and panel:
-        correlations = importance.correlation_table(profiles, panel)
-        said = [s for s in importance.activation_findings(profiles, correlations) if "most important layer" in s]
-        rows.append({"chapter": 2, "explanation": "massive activations (Sun et al. 2024)", "showed": " ".join(said)})
+    causal = importance.massive_panel(labs)
+    if causal:
+        said = [s for s in importance.massive_findings(causal) if "ablating the birth layer" in s]
+        rows.append({"chapter": 2, "explanation": "massive activations (Sun et al. 2024), tested causally",
+                     "showed": " ".join(said)})
+    else:
+        rows.append({"chapter": 2, "explanation": "massive activations (Sun et al. 2024), tested causally",
+                     "showed": "not run"})
+    if panel:
+        types = importance.layer_type_findings(panel, {lab.specimen.name: lab.adapter.layer_types for lab in labs})
+        if types:
+            rows.append({"chapter": 2, "explanation": "attention type (global against sliding-window layers)",
+                         "showed": " ".join(types)})
+    precision = importance.precision_panels([lab.specimen.name for lab in labs],
+                                            importance.PrecisionParams(n_blocks=None), importance.PRECISION_PROFILE)
+    rows.append({"chapter": 2, "explanation": "half precision (the paper's T4, plausibly float16)",
+                 "showed": " ".join(importance.precision_findings(precision)) or "not run"})
     params = quantisation.QuantisationParams.for_profile(profile)
     if labs and (labs[0].compute_missing or is_stored(params.DIAGNOSTIC, params)):
         table_null = quantisation.deltas(quantisation.quantisation_null(params, progress=False))

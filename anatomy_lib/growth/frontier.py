@@ -139,8 +139,8 @@ class FrontierParams(DiagnosticParams):
 
     @property
     def c_star(self) -> float:
-        """The compute-optimal budget of the target depth by the stated rule: tokens_per_parameter tokens per body
-        parameter, at its training FLOPs per token."""
+        """The compute-optimal budget of the target depth by the stated rule (tokens_per_parameter tokens per body
+        parameter, at its training FLOPs per token)."""
         return self.tokens_per_parameter * self.body_parameters * self.token_flops(self.target_layers)
 
     def budget(self, multiple: float) -> float:

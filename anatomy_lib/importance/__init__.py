@@ -72,6 +72,7 @@ from .massive import (
     restore_massive,
 )
 from .precision import (
+    PRECISION_PROFILE,
     PRECISIONS,
     PrecisionParams,
     precision_findings,

@@ -31,6 +31,7 @@ from .analysis import PAPER_RANGE_ORDERS, importance_range_orders
 from .compute import MODES, ImportanceParams, importance
 
 PRECISIONS = ("float32", "bfloat16", "float16")
+PRECISION_PROFILE = "smoke"  # the profile whose blocks the stored maps use (a CPU affords them in half precision)
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
 
