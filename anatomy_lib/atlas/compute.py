@@ -124,8 +124,17 @@ def recovery_rows(lab, progress: bool = False) -> pd.DataFrame:
     return _with_depth(damaged, lab.specimen.name, lab.adapter.n_layers)
 
 
+def massive_rows(lab, progress: bool = False) -> pd.DataFrame:
+    """Chapter 2's causal test of the massive activation, its summary row: the birth layer (largest jump of the
+    massive feature) and its depth, the control layer, the sites restored."""
+    summary = importance.massive_causal(lab)["summary"]
+    return summary.assign(specimen=lab.specimen.name, n_layers=lab.adapter.n_layers,
+                          depth=relative_depth(summary["birth_layer"], lab.adapter.n_layers))
+
+
 MEASURES = {"importance": importance_rows, "predictability": predictability_rows, "structure": structure_rows,
-            "alpha": alpha_rows, "recovery": recovery_rows, "activations": activation_rows}
+            "alpha": alpha_rows, "recovery": recovery_rows, "activations": activation_rows,
+            "massive": massive_rows}
 
 
 def atlas(labs, progress: bool = False) -> dict[str, pd.DataFrame]:

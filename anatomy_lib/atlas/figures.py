@@ -119,12 +119,16 @@ def atlas_figure(tables: dict[str, pd.DataFrame]):
 def activations_figure(tables: dict[str, pd.DataFrame]):
     """Massive activations of every specimen and of chapter 7's trained models on the atlas's depth axis
     (``importance.activations_figure``), each one's most important layer crossed (the paper's ablation on the
-    specimens, chapter 7's skip ablation on its models)."""
+    specimens, chapter 7's skip ablation on its models), the birth layer marked where chapter 2's causal test is
+    stored (else the first layer past the threshold)."""
     importance = tables["importance"]
     importance = pd.concat([importance[importance["mode"] == MODE], tables.get("trained", pd.DataFrame())],
                            ignore_index=True)
     tops = importance.loc[importance.groupby("specimen", sort=False)["change_pct"].idxmax(), ["specimen", "layer"]]
-    return imp_figures.activations_figure(tables["activations"], tops.rename(columns={"layer": "top_layer"}))
+    massive = tables.get("massive", pd.DataFrame())
+    births = dict(zip(massive["specimen"], massive["birth_layer"].astype(int))) if not massive.empty else {}
+    return imp_figures.activations_figure(tables["activations"], tops.rename(columns={"layer": "top_layer"}),
+                                          births=births)
 
 
 def claims_table_html(claims: pd.DataFrame, names: list[str]) -> str:

@@ -92,11 +92,16 @@ def findings(tables: dict[str, pd.DataFrame], claims: pd.DataFrame | None = None
                        + ", ".join(f"{r.change_pct:+.2f}% [{r.ci_low:+.2f}, {r.ci_high:+.2f}] at layer {r.layer} "
                                    f"(depth {r.depth:.2f})" for r in rows.itertuples()) + ".")
     acts = tables.get("activations", pd.DataFrame())
+    births = tables.get("massive", pd.DataFrame())
     for name, rows in (acts.groupby("specimen", sort=False) if not acts.empty else []):
         massive = rows[rows["massive_entries"] > 0]
         peak = rows.loc[rows["ratio"].idxmax()]
-        where = (f"appear at layer {int(massive['layer'].iloc[0])} (depth {massive['depth'].iloc[0]:.2f})"
-                 if len(massive) else "appear at no layer")
+        where = (f"first pass the threshold at layer {int(massive['layer'].iloc[0])} (depth "
+                 f"{massive['depth'].iloc[0]:.2f})" if len(massive) else "pass the threshold at no layer")
+        born = births[births["specimen"] == name] if not births.empty else births
+        if len(born):
+            where += (f" and are born at layer {int(born['birth_layer'].iloc[0])} (depth {born['depth'].iloc[0]:.2f}: "
+                      "the largest jump of the massive feature, chapter 2)")
         out.append(f"{name}: massive activations {where}; the largest ratio to the median, {peak.ratio:,.0f}, "
                    f"leaves layer {int(peak.layer)} (depth {peak.depth:.2f}).")
     if not tables["not_run"].empty:

@@ -204,9 +204,12 @@ def massive_causal_figure(causal: dict):
                 x = g + (i - (len(order) - 1) / 2) * width
                 ax.bar(x, nll[0], width, color=colours[i], label=INTERVENTION_LABELS[intervention],
                        yerr=[[nll[0] - nll[1]], [nll[2] - nll[0]]], capsize=2, error_kw={"linewidth": 0.9})
+        lowest = np.log1p(rows["ci_low"].to_numpy() / 100).min()
         ax.set_xticks(range(len(groups)))
         ax.set_xticklabels([f"{role} L{layer}\n{operator}" for role, layer, operator in groups], fontsize=SMALL)
         symlog_axis(ax, 0.01)
+        if lowest > -0.01:  # nothing below the linear part: no empty decades under zero
+            ax.set_ylim(bottom=min(lowest, 0.0) - 0.002)
         ax.set(ylabel="damage (log perplexity)", title=name)
     legend_below(axes[-1, 0], "", ncol=1)
     return finish_figure(fig, "Is the critical layer critical because of its massive activation?", None)

@@ -206,7 +206,8 @@ def _rank_sentence(name: str, layer: int, importance_panel: dict, what: str) -> 
     for operator, table in importance_panel.get(name, {}).items():
         ordered = table.sort_values("change_pct", ascending=False)["layer"].astype(int).tolist()
         rank = ordered.index(layer) + 1
-        above = ", ".join(f"L{l}" for l in ordered[:rank - 1])
+        above = ", ".join(f"L{l}" for l in ordered[:min(rank - 1, 5)])
+        above += f" and {rank - 6} more" if rank > 6 else ""
         parts.append(f"{operator} {rank} of {len(ordered)}" + (f" (above it: {above})" if above else ""))
     return f"On {name}, {what} L{layer} ranks by importance: " + "; ".join(parts) + "." if parts else ""
 
@@ -238,10 +239,13 @@ def activation_findings(profiles: dict[str, dict[str, pd.DataFrame]], correlatio
             s = causal[name]["summary"].iloc[0]
             birth = int(s.birth_layer)
             onset = causal[name]["onset"].set_index("layer")
+            same = ", the same in every block: its site holds the same token in each" \
+                if s.birth_ci_high - s.birth_ci_low < 1e-3 else ""
             said = (f"On {name}, the massive feature {int(s.feature)} is born at L{birth}: it grows there by "
                     f"10^{s.birth_growth:.2f} [{s.birth_ci_low:.2f}, {s.birth_ci_high:.2f}] (mean over blocks, 95% "
-                    f"interval; median {onset.loc[birth, 'entering']:,.0f} entering, {onset.loc[birth, 'leaving']:,.0f}"
-                    f" leaving), the largest jump of any layer in {int(s.blocks_electing)} of {int(s.blocks)} "
+                    f"interval{same}; median {onset.loc[birth, 'entering']:,.0f} entering, "
+                    f"{onset.loc[birth, 'leaving']:,.0f} leaving), the largest jump of any layer in "
+                    f"{int(s.blocks_electing)} of {int(s.blocks)} "
                     f"blocks and {s.birth_share:.0%} of bootstrap resamples; the next largest is L{int(s.runner_up)}'s "
                     f"10^{s.runner_up_growth:.2f}.")
             if first is not None and first != birth:
@@ -266,7 +270,8 @@ def activation_findings(profiles: dict[str, dict[str, pd.DataFrame]], correlatio
 
 
 def _share(row) -> str:
-    return f"{row.share:.0%} [{row.share_low:.0%}, {row.share_high:.0%}]"
+    added = " (negative: it adds damage)" if row.share_high < 0 else ""
+    return f"{row.share:.0%} [{row.share_low:.0%}, {row.share_high:.0%}]{added}"
 
 
 def massive_findings(causal: dict[str, dict[str, pd.DataFrame]]) -> list[str]:
@@ -312,7 +317,7 @@ def layer_type_findings(panel: dict[str, dict[str, pd.DataFrame]], layer_types: 
         parts = []
         for operator, table in tables.items():
             summary = layer_type_summary(table, types)
-            if summary.empty:
+            if summary.empty or table["change_pct"].nunique() == 1:  # every change equal: no ranking
                 continue
             rarest = summary.loc[summary["layers"].map(len).idxmin()]
             parts.append(f"{operator}: ranks {', '.join(f'L{l} {r}' for l, r in zip(rarest.layers, rarest.ranks))} "
