@@ -71,20 +71,26 @@ def precision_panel(specimen: str, params: PrecisionParams = PrecisionParams(), 
                     corpus: str = "sotu", compute_missing: bool = True,
                     progress: bool = True) -> dict[str, pd.DataFrame]:
     """``changes`` (one row per precision, operator and layer) and ``base`` (one row per precision: the intact
-    model's perplexity and whether it is finite) of one specimen. A precision whose intact perplexity is not
-    finite has no sweep."""
+    model's perplexity, whether it is finite, whether it is stored) of one specimen. A precision whose intact
+    perplexity is not finite has no sweep; read-only (``compute_missing`` off), a half precision not stored is
+    listed as such and float32 not stored raises ``NotStored``."""
     changes, bases = [], []
     for precision in params.precisions:
         lab = precision_lab(specimen, precision, profile, params.n_blocks, corpus, params.seed,
                             compute_missing=compute_missing, progress=progress)
-        base = float(np.exp(np.mean(lab.baseline()["nll"])))
-        bases.append({"specimen": lab.specimen.name, "precision": precision, "base_ppl": base,
-                      "finite": bool(np.isfinite(base)), "blocks": lab.blocks.n_blocks})
-        if not np.isfinite(base):
+        try:
+            base = float(np.exp(np.mean(lab.baseline()["nll"])))
+            tables = [importance(lab, ImportanceParams(mode, seed=params.seed), progress=progress)
+                      for mode in params.modes] if np.isfinite(base) else []
+        except NotStored:
+            if precision == "float32":
+                raise  # nothing to compare with
+            bases.append({"specimen": lab.specimen.name, "precision": precision, "base_ppl": np.nan,
+                          "finite": False, "stored": False, "blocks": lab.blocks.n_blocks})
             continue
-        for mode in params.modes:
-            table = importance(lab, ImportanceParams(mode, seed=params.seed), progress=progress)
-            changes.append(table.assign(specimen=lab.specimen.name, precision=precision))
+        bases.append({"specimen": lab.specimen.name, "precision": precision, "base_ppl": base,
+                      "finite": bool(np.isfinite(base)), "stored": True, "blocks": lab.blocks.n_blocks})
+        changes += [table.assign(specimen=lab.specimen.name, precision=precision) for table in tables]
     return {"changes": pd.concat(changes, ignore_index=True) if changes else pd.DataFrame(),
             "base": pd.DataFrame(bases)}
 
@@ -133,9 +139,15 @@ def precision_findings(panels: dict[str, dict[str, pd.DataFrame]]) -> list[str]:
     for name, panel in panels.items():
         base = panel["base"]
         blocks = int(base["blocks"].iloc[0])
-        out.append(f"On {name} ({blocks} blocks), the intact model's perplexity: " + ", ".join(
-            f"{r.base_ppl:,.3f} in {r.precision}" if r.finite else f"not finite in {r.precision} (the precision "
-            "breaks the intact model; no map)" for r in base.itertuples()) + ".")
+        def said(r) -> str:
+            if not r.stored:
+                return f"not run in {r.precision}"
+            if not r.finite:
+                return f"not finite in {r.precision} (the precision breaks the intact model; no map)"
+            return f"{r.base_ppl:,.3f} in {r.precision}"
+
+        out.append(f"On {name} ({blocks} blocks), the intact model's perplexity: "
+                   + ", ".join(said(r) for r in base.itertuples()) + ".")
         summary = precision_summary(panel)
         for mode, rows in summary.groupby("mode", sort=False):
             rows = rows.set_index("precision")
@@ -147,5 +159,6 @@ def precision_findings(panels: dict[str, dict[str, pd.DataFrame]]) -> list[str]:
                              f"{'' if r.non_finite == 1 else 's'}, at most 10^{r.largest_departure_orders:.2f} from "
                              f"float32 (L{r.departure_layer}), " + ("nearer" if toward else "no nearer")
                              + " the paper's 10^7 by more than half an order")
-            out.append(f"On {name}, {mode}: float32 spans 10^{reference:.1f}; " + "; ".join(parts) + ".")
+            out.append(f"On {name}, {mode}: float32 spans 10^{reference:.1f}; "
+                       + ("; ".join(parts) if parts else "no half-precision map is stored") + ".")
     return out

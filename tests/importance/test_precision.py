@@ -42,3 +42,17 @@ def test_bad_precisions_name_the_choices():
         pr.PrecisionParams(precisions=("float8",))
     with pytest.raises(ValueError, match="reference"):
         pr.PrecisionParams(precisions=("float16",))
+
+
+def test_the_findings_say_what_was_not_run_and_what_overflowed():
+    reference = pd.DataFrame({"layer": range(3), "change_pct": [10.0, 1000.0, 1.0], "ci_low": 0.0, "ci_high": 1.0,
+                              "mode": "skip", "precision": "float32"})
+    half = reference.assign(precision="float16", change_pct=[10.0, np.inf, 1.0])
+    base = pd.DataFrame([{"precision": "float32", "base_ppl": 20.0, "finite": True, "stored": True, "blocks": 4},
+                         {"precision": "bfloat16", "base_ppl": np.nan, "finite": False, "stored": False, "blocks": 4},
+                         {"precision": "float16", "base_ppl": 20.1, "finite": True, "stored": True, "blocks": 4}])
+    said = " ".join(pr.precision_findings({"m": {"changes": pd.concat([reference, half]), "base": base}}))
+    assert "20.000 in float32, not run in bfloat16, 20.100 in float16" in said
+    assert "float16 10^1.0 with 1 non-finite change," in said and "float32 spans 10^3.0" in said
+    only = pr.precision_findings({"m": {"changes": reference, "base": base.iloc[:1]}})
+    assert "no half-precision map is stored" in only[-1]
