@@ -13,11 +13,14 @@ from anatomy_lib.core.lab import Baseline
 from anatomy_lib.core.results import ResultStore, request_key
 from anatomy_lib.importance import (
     MODES,
+    PRECISION_PROFILE,
     SECOND_SELECTION,
     STREAM_OPERATORS,
     ActivationParams,
     ContinuationParams,
     ImportanceParams,
+    MassiveParams,
+    PrecisionParams,
     Thresholds,
     classify,
     connective_layers,
@@ -35,7 +38,8 @@ BOOK_PROFILE = "quick"
 CHAPTER_DEFAULTS = {
     "02_importance": {"TENSORS": (ImportanceParams, "tensors", str), "SEED": (ImportanceParams, "seed", int),
                       "MASSIVE_RATIO": (ActivationParams, "ratio", float),
-                      "MASSIVE_FLOOR": (ActivationParams, "floor", float)},
+                      "MASSIVE_FLOOR": (ActivationParams, "floor", float),
+                      "CONTROL_GROWTH": (MassiveParams, "control_growth", float)},
     "03_predictability": {
         "FORMULATION": (PredictabilityParams, "formulation", str), "CONTEXT": (PredictabilityParams, "context", int),
         "RIDGE_ALPHA": (PredictabilityParams, "ridge_alpha", float),
@@ -72,6 +76,7 @@ def test_chapter_parameters_equal_the_dataclass_defaults(chapter):
         assert tuple(values["MODES"]) == MODES and tuple(values["STREAM_OPERATORS"]) == STREAM_OPERATORS
         assert Thresholds() == Thresholds(
             values["CONNECTIVE_PCT"], values["CRITICAL_PCT"], values["IO_FRACTION"])
+        assert values["PRECISION_PROFILE"] == PRECISION_PROFILE
 
 
 def book_params(lab) -> list:
@@ -85,9 +90,23 @@ def book_params(lab) -> list:
     recovery = lab.defaults(RecoveryParams).resolved(lab)  # sized for the specimen (profiles.SPECIMEN_SIZES)
     wanted = ([Baseline()] + [ImportanceParams(mode=m) for m in MODES + STREAM_OPERATORS]
               + [ContinuationParams(mode=m) for m in MODES]
-              + [ActivationParams(), PredictabilityParams(), StructureParams(), manipulation, recovery]
+              + [ActivationParams(), MassiveParams(), PredictabilityParams(), StructureParams(), manipulation,
+                 recovery]
               + ([recovery.fixed_protocol()] if recovery.sigmas else []))
     return [p.resolved(lab) for p in wanted]  # layers named on the paper's 30, at the specimen's depth
+
+
+def precision_keys(name: str) -> set[str]:
+    """The store keys of chapter 2's half-precision maps of one specimen (each precision is its own specimen
+    identity, on the smoke profile's blocks): what the book may hold for it, not what it must."""
+    from anatomy_lib.importance.precision import PRECISIONS, precision_lab
+
+    keys = set()
+    for precision in PRECISIONS:
+        lab = precision_lab(name, precision, PRECISION_PROFILE, progress=False)
+        keys |= {request_key(lab.request(p)) for p in
+                 [Baseline()] + [ImportanceParams(mode=m) for m in PrecisionParams().modes]}
+    return keys
 
 
 def test_committed_growth_results_match_chapter_7():
@@ -122,6 +141,7 @@ def test_committed_results_match_the_chapters_requests(real_specimen):
     other = [second.request(ImportanceParams(mode=m, seed=SECOND_SELECTION)) for m in MODES]
     assert all(STORE.load("importance", r) is not None for r in other), "the second selection is not stored"
     keys = {request_key(lab.request(p)) for p in wanted} | {request_key(r) for r in other}
+    keys |= precision_keys(real_specimen.name)
     committed = {path.stem for path in (STORE.root / real_specimen.name).rglob("*.json")}
     assert committed <= keys, f"committed results no chapter asks for: {sorted(committed - keys)}"
 
@@ -134,7 +154,7 @@ def test_committed_gemma_results_are_what_the_book_reads(real_gemma):
 
     lab = open_lab(real_gemma, BOOK_PROFILE, progress=False)
     wanted = book_params(lab)
-    keys = {request_key(lab.request(p)) for p in wanted}
+    keys = {request_key(lab.request(p)) for p in wanted} | precision_keys(real_gemma.name)
     committed = {path.stem for path in (STORE.root / real_gemma.name).rglob("*.json")}
     assert committed <= keys, f"committed Gemma results no chapter asks for: {sorted(committed - keys)}"
     required = [p for p in wanted if p.DIAGNOSTIC in {"importance", "continuations", "predictability", "structure",
