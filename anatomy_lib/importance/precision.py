@@ -143,7 +143,8 @@ def precision_findings(panels: dict[str, dict[str, pd.DataFrame]]) -> list[str]:
             if not r.stored:
                 return f"not run in {r.precision}"
             if not r.finite:
-                return f"not finite in {r.precision} (the precision breaks the intact model; no map)"
+                return (f"not finite in {r.precision} (the precision breaks the intact model, whose largest "
+                        f"representable value is {torch.finfo(DTYPES[r.precision]).max:,.0f}; no map)")
             return f"{r.base_ppl:,.3f} in {r.precision}"
 
         out.append(f"On {name} ({blocks} blocks), the intact model's perplexity: "
@@ -156,7 +157,7 @@ def precision_findings(panels: dict[str, dict[str, pd.DataFrame]]) -> list[str]:
             for precision, r in rows.drop(index="float32").iterrows():
                 toward = abs(r.range_orders - PAPER_RANGE_ORDERS) < abs(reference - PAPER_RANGE_ORDERS) - 0.5
                 parts.append(f"{precision} 10^{r.range_orders:.1f} with {r.non_finite} non-finite change"
-                             f"{'' if r.non_finite == 1 else 's'}, at most 10^{r.largest_departure_orders:.2f} from "
+                             f"{'' if r.non_finite == 1 else 's'}, at most 10^{r.largest_departure_orders:.2g} from "
                              f"float32 (L{r.departure_layer}), " + ("nearer" if toward else "no nearer")
                              + " the paper's 10^7 by more than half an order")
             out.append(f"On {name}, {mode}: float32 spans 10^{reference:.1f}; "
