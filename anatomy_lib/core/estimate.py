@@ -89,6 +89,8 @@ def estimate(params: DiagnosticParams, profile: Profile | None, device: str, roo
     for _, manifest in stored_manifests(root):
         if manifest["diagnostic"] != params.DIAGNOSTIC:
             continue
+        if manifest["request"].get("specimen", {}).get("dtype", "float32") != "float32":
+            continue  # half precision on a CPU runs at another speed (chapter 2's precision maps)
         work = _stored_work(manifest, cls)
         if work:
             candidates.append((specimen_of(manifest) == specimen, manifest.get("created", ""), manifest, work))

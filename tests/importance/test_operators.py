@@ -154,6 +154,7 @@ def test_the_panel_measures_every_operator_and_leaves_out_what_a_read_only_lab_l
     defined = correlations["rho"].notna()  # undefined where an operator's changes are all equal
     assert (correlations.loc[defined, "ci_low"] <= correlations.loc[defined, "ci_high"]).all()
     sentences = imp.activation_findings(profiles, correlations)
-    assert sentences[0].startswith(f"On {lab.specimen.name}, massive activations appear at L")
+    assert sentences[0].startswith(f"On {lab.specimen.name}, the first layer whose output holds a massive entry "
+                                   "(the threshold detector) is L")
     fig = imp.activations_figure(imp.stacked_layers(profiles), correlations[correlations["operator"] == "skip"], 5.0)
     plt.close(fig)
