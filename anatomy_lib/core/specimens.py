@@ -13,12 +13,12 @@ Accepted names:
   costs about a minute, the folder loads in seconds, bit for bit the same weights). On the hub it is
   ``google/gemma-3-270m``, a gated model: accept its licence and log in first.
 - a hub id (``org/name``), a local folder with a transformers checkpoint, or a path to a ``.gguf`` file.
+- ``random:<name>``: a randomly initialised model with the configuration (and tokenizer) of ``<name>``, the null
+  model several chapters compare against.
 
 Every GGUF (the two specimens', a reader's own) is converted once into a transformers folder in the cache
 (``cache_folder``; float32 safetensors and the tokenizer, checked to tokenize as the GGUF does), named after the
 file's SHA-256: transformers parses a GGUF's metadata on every load, which costs SmolLM2's almost a minute.
-- ``random:<name>``: a randomly initialised model with the configuration (and tokenizer) of ``<name>``, the null
-  model several chapters compare against.
 """
 from __future__ import annotations
 

@@ -97,8 +97,8 @@ def precision_panel(specimen: str, params: PrecisionParams = PrecisionParams(), 
 
 def precision_summary(panel: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """Per precision and operator: the range of importance (orders of magnitude, finite changes only), the
-    non-finite changes counted, and the largest departure from float32 (|log10(1 + change) - log10(1 + change
-    in float32)|) with its layer; the float32 rows are the reference (departure 0)."""
+    non-finite changes counted, and the largest departure from float32 (``abs(log10(1 + change) -
+    log10(1 + change_float32))``) with its layer; the float32 rows are the reference (departure 0)."""
     changes = panel["changes"]
     if changes.empty:
         return pd.DataFrame()
