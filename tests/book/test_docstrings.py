@@ -13,11 +13,8 @@ import io
 import pkgutil
 
 import docutils.core
-import pytest
 
 import anatomy_lib
-
-pytestmark = pytest.mark.unit
 
 
 def _modules():
