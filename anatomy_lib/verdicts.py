@@ -9,7 +9,16 @@ import pandas as pd
 from . import growth, importance, manipulation, predictability, quantisation, recovery, specimen, structure
 from .core.display import style_claims, verdict_cell
 from .core.lab import NotStored
-from .core.rules import NOT_REPRODUCED, PARTLY, REPRODUCED, VERDICTS
+from .core.rules import (
+    MIXED,
+    NOT_REPRODUCED,
+    REPRODUCED,
+    STANDINGS,
+    SURVIVES_COLUMN,
+    VERDICTS,
+    checkpoint_caveat,
+    experiment_standing,
+)
 from .growth.compute import is_stored
 
 CHAPTERS = tuple(package.CHAPTER for package in (specimen, importance, predictability, structure, manipulation,
@@ -35,9 +44,13 @@ def book_claims(lab, growth_profile: str | None = None, progress: bool = False,
         specimen_name = "models trained from scratch on sotu" if chapter.trains_own_models else lab.specimen.name
         link = f'<a href="{chapter.page}.html#{SECTION}">{chapter.number}. {chapter.title}</a>'
         for claim in claims:
+            if not claim.experiment:
+                raise ValueError(f"chapter {chapter.number}'s claim {claim.claim!r} names no experiment: its report "
+                                 "marks every claim with rules.in_experiment")
+            caveat = "" if chapter.trains_own_models else checkpoint_caveat(claim.kind, lab.specimen.name)
             rows.append({"chapter": chapter.number, "section": link,
-                         **{k.capitalize(): v for k, v in claim.__dict__.items()}, "specimen": specimen_name,
-                         "profile": profile})
+                         **{k.capitalize(): v for k, v in claim.__dict__.items()}, "Standing": claim.standing,
+                         "Checkpoint": caveat, "specimen": specimen_name, "profile": profile})
     return pd.DataFrame(rows)
 
 
@@ -148,25 +161,33 @@ def verdict_counts(table: pd.DataFrame) -> pd.DataFrame:
 def book_table(table: pd.DataFrame):
     """A ``book_claims`` table for reading: the note under each claim in small type, specimen and profile in
     one column, verdicts coloured (with their text); render with ``to_html(escape=False)``."""
-    controls = table["Control"] if "Control" in table else pd.Series("", index=table.index)
-    because = table["Because"] if "Because" in table else pd.Series("", index=table.index)
+    def column(name):
+        return table[name].fillna("") if name in table else pd.Series("", index=table.index)
 
-    def claim_cell(claim, note, control, knocked) -> str:
+    def claim_cell(claim, note, control, because, experiment, kind) -> str:
         cell = html.escape(claim)
+        if experiment or kind:
+            cell += "<br><small><b>experiment:</b> " + html.escape(" · ".join(x for x in (experiment, kind) if x)) \
+                + "</small>"
         if note:
             cell += f"<br><small>{html.escape(note)}</small>"
         if control:
             cell += f"<br><small><b>held to:</b> {html.escape(control)}</small>"
-        if knocked:
-            cell += f"<br><small><b>knocked down:</b> {html.escape(knocked)}</small>"
+        if because:
+            cell += f"<br><small><b>the control showed:</b> {html.escape(because)}</small>"
         return cell
+
+    def verdict_of(verdict, caveat) -> str:
+        return verdict_cell(verdict, "", caveat)
 
     shown = pd.DataFrame({
         "Section": table["section"],
-        "Claim": [claim_cell(c, n, k or "", b or "") for c, n, k, b in
-                  zip(table["Claim"], table["Note"], controls.fillna(""), because.fillna(""))],
+        "Claim": [claim_cell(*parts) for parts in zip(table["Claim"], table["Note"], column("Control"),
+                                                       column("Because"), column("Experiment"), column("Kind"))],
         "Paper": table["Paper"].map(html.escape), "Ours": table["Ours"].map(html.escape),
-        "Verdict": table["Verdict"], "Rule": table["Rule"],
+        "Verdict": [verdict_of(v, c) for v, c in zip(table["Verdict"], column("Checkpoint"))],
+        SURVIVES_COLUMN: [verdict_cell(s, "", "") if s else "-" for s in column("Survives")],
+        "Rule": table["Rule"],
         "Specimen, profile": [f"{html.escape(s)}, {p}" for s, p in zip(table["specimen"], table["profile"])]})
     for name in other_specimens(table):  # a claims_by_specimen table: one more column per specimen
         shown[f"{name} ({GENERALITY})"] = [
@@ -180,29 +201,59 @@ def other_specimens(table: pd.DataFrame) -> list[str]:
     return [c[:-len(": verdict")] for c in table.columns if c.endswith(": verdict")]
 
 
-def _counted(table: pd.DataFrame) -> str:
-    counts = table["Verdict"].value_counts()
-    return ", ".join(f"{counts.get(v, 0)} {'is' if counts.get(v, 0) == 1 else 'are'} {v}" for v in VERDICTS)
+def _counted(values: pd.Series, order) -> str:
+    counts = values.value_counts()
+    return ", ".join(f"{counts.get(v, 0)} {v}" for v in order if counts.get(v, 0))
+
+
+def experiments(table: pd.DataFrame) -> pd.DataFrame:
+    """One row per experiment of a ``book_claims`` table (chapter order): its chapter, its claims, and its
+    standing (``rules.experiment_standing``: the rows' common standing, or "mixed" with the rows' standings
+    beside it). The headline counts these, so one experiment reported in five rows counts once."""
+    rows = []
+    for (chapter, experiment), group in table.groupby(["chapter", "Experiment"], sort=False):
+        standings = list(group["Standing"])
+        rows.append({"chapter": chapter, "experiment": experiment, "claims": len(group),
+                     "standing": experiment_standing(standings),
+                     "rows": _counted(group["Standing"], STANDINGS)})
+    return pd.DataFrame(rows, columns=["chapter", "experiment", "claims", "standing", "rows"])
 
 
 def headline(table: pd.DataFrame) -> list[str]:
-    """The book's verdict in sentences, computed from a ``book_claims`` (or ``claims_by_specimen``) table. The
-    paper's description of its specimen (chapter 1) is counted apart from its findings; further specimens are
-    summed up after it."""
+    """The book's verdict in sentences, computed from a ``book_claims`` (or ``claims_by_specimen``) table: the
+    paper's experiments counted once each (``experiments``), the claims beside them, a measurement and its
+    control read together (``rules.standing``). The paper's description of its specimen (chapter 1) is counted
+    apart from its findings; further specimens are summed up after it."""
     findings, specimen = table[table["chapter"] != 1], table[table["chapter"] == 1]
-    out = [f"Of the paper's {len(findings)} findings checked in this book (chapters 2 to 7), {_counted(findings)}."]
-    for v in (REPRODUCED, PARTLY):
-        named = findings[findings["Verdict"] == v]
+    by_experiment = experiments(findings)
+    out = [f"Of the paper's {len(by_experiment)} experiments checked in this book (chapters 2 to 7), "
+           f"{_counted(by_experiment['standing'], (*STANDINGS, MIXED))}; over their {len(findings)} claims, "
+           f"{_counted(findings['Standing'], STANDINGS)} (a claim is supported when its measurement is reproduced "
+           "and survives its control; by measurement alone: "
+           f"{_counted(findings['Verdict'], VERDICTS)})."]
+    backed = by_experiment[[bool({"supported", "supported in part"} & set(findings.loc[
+        (findings["chapter"] == r.chapter) & (findings["Experiment"] == r.experiment), "Standing"]))
+        for r in by_experiment.itertuples()]]
+    out.append(f"{len(backed)} of the {len(by_experiment)} experiments support at least one of the paper's claims"
+               + (": " + "; ".join(f"{r.experiment} (chapter {r.chapter})" for r in backed.itertuples())
+                  if len(backed) else "") + ".")
+    for label in ("supported", "supported in part", "inconclusive"):
+        named = findings[findings["Standing"] == label]
         if len(named):
-            out.append(f"{v.capitalize()}: " + "; ".join(f"{c.Claim} (chapter {c.chapter})"
-                                                           for c in named.itertuples()) + ".")
-    knocked = findings[findings["Because"].fillna("").astype(bool)] if "Because" in findings else findings.iloc[:0]
-    if len(knocked):
-        out.append(f"{len(knocked)} of the not-reproduced findings would pass their own rule but not the control "
-                   "shown beside them, and are counted as not reproduced: "
-                   + "; ".join(f"{c.Claim} (chapter {c.chapter}: {c.Because})" for c in knocked.itertuples()) + ".")
+            out.append(f"{label.capitalize()}: " + "; ".join(f"{c.Claim} (chapter {c.chapter})"
+                                                             for c in named.itertuples()) + ".")
+    explained = findings[findings["Standing"] == "explained by a control"]
+    if len(explained):
+        out.append(f"{len(explained)} claims pass their own rule but not the control shown beside them: "
+                   + "; ".join(f"{c.Claim} (chapter {c.chapter}: {c.Survives}, {c.Because})"
+                               for c in explained.itertuples()) + ".")
+    mixed = by_experiment[by_experiment["standing"] == MIXED]
+    if len(mixed):
+        out.append("Mixed experiments: " + "; ".join(f"{r.experiment} (chapter {r.chapter}: {r.rows})"
+                                                     for r in mixed.itertuples()) + ".")
     if len(specimen):
-        out.append(f"Its description of the specimen (chapter 1): {len(specimen)} facts, {_counted(specimen)}.")
+        out.append(f"Its description of the specimen (chapter 1): {len(specimen)} facts, "
+                   f"{_counted(specimen['Verdict'], VERDICTS)}.")
     out.append("Specimens behind the rows: " + ", ".join(sorted(set(table["specimen"]))) + "; profiles: "
                + ", ".join(sorted(set(table["profile"]))) + ".")
     others = other_specimens(table)

@@ -14,10 +14,12 @@ from dataclasses import dataclass, field
 import pandas as pd
 from IPython.display import HTML, Markdown
 
-from .rules import Claim, claims_table
+from .rules import SURVIVES_COLUMN, Claim, claims_table
 
 VERDICT_COLOURS = {"reproduced": "#d9f0d3", "partly reproduced": "#fee8c8", "not reproduced": "#f4cccc",
-            "not comparable": "#e8e8e8"}
+                   "inconclusive": "#dbe9f6", "not comparable": "#e8e8e8",
+                   # the control's part of a verdict (the colour is never the only cue: the text is there)
+                   "yes": "#d9f0d3", "in part": "#fee8c8", "no": "#f4cccc", "not discriminating": "#f4cccc"}
 
 
 class ClaimsTable:
@@ -47,7 +49,8 @@ def style_claims(table: pd.DataFrame) -> ClaimsTable:
     """A styled claims table: verdicts coloured (with text, so colour is never the only cue), cells labelled
     for a narrow page."""
     return ClaimsTable(table.style.hide(axis="index")
-                       .map(lambda v: f"background-color: {VERDICT_COLOURS.get(v, '')}", subset=["Verdict"])
+                       .map(lambda v: f"background-color: {VERDICT_COLOURS.get(v, '')}",
+                            subset=[c for c in ("Verdict", SURVIVES_COLUMN) if c in table])
                        .set_properties(**{"text-align": "left", "white-space": "normal"})
                        .set_table_attributes('class="anatomy-claims"'))
 

@@ -19,48 +19,87 @@ code in the functions of the same names; ``tests/core/test_rules.py`` pins each 
 - ``uninformative``: the paper's measure is shown (on the same page) to score as high on a null model; whatever
   its value, it is not evidence for the claim, so the verdict is "not comparable".
 
-Controls. A claim that credits an intervention (growth, importance-guided growth, recovery by fine-tuning) is
-judged by its own rule against the paper's baseline *and* against the strongest control the book shows beside
-it (``controlled``): the shallow model at the same FLOPs, the random-source growth schedule, the sham of the
-same layer. A verdict its rule calls reproduced (or partly) stays so only if the intervention also beats every
-control; where a control does as well, the verdict is "not reproduced", the row names the control
-(``Claim.control``) and says so in words (``Claim.because``), and the verdicts chapter counts it that way.
+A verdict has two parts, stated here once and shown in the rules table:
+
+- the **measurement** (``Claim.verdict``): what our number says of the paper's, by the claim's rule (reproduced,
+  partly reproduced, not reproduced, not comparable, or **inconclusive**: our interval is compatible both with
+  the paper's value and with no effect, so the measurement has too little power to tell; the row gives the
+  difference it could detect, ``detectable_difference``);
+- whether it **survives its control** (``Claim.survives``): where a claim credits an intervention (growth,
+  importance-guided growth, recovery by fine-tuning) or singles out a layer, the strongest control the book shows
+  beside it (the shallow model at the same FLOPs, the random-source schedule, the sham of the same layer, every
+  other layer run): "yes" where the intervention beats every control, "in part" where it beats one only by part of
+  the margin, "no" where a control does as well (or is not shown to do worse), "not discriminating" where the
+  control, or every unit it is compared with, does the same (a layer that fails to recover where no layer
+  recovers). The measurement is never rewritten by its control: the two are read together (``standing``).
+
+Each claim also says its **kind** (``KINDS``: a pattern, a magnitude or an interpretation) and the named
+**experiment** it belongs to, so that one experiment reported in five rows is counted once (``standing`` of an
+experiment: the rows' common standing, or "mixed"). A magnitude measured on a checkpoint other than the paper's
+says so (``checkpoint_caveat``).
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import pandas as pd
 
-VERDICTS = ("reproduced", "partly reproduced", "not reproduced", "not comparable")
+VERDICTS = ("reproduced", "partly reproduced", "not reproduced", "inconclusive", "not comparable")
 
-REPRODUCED, PARTLY, NOT_REPRODUCED, NOT_COMPARABLE = VERDICTS
+REPRODUCED, PARTLY, NOT_REPRODUCED, INCONCLUSIVE, NOT_COMPARABLE = VERDICTS
+
+# whether a measurement survives the strongest control shown beside it ("" where the claim has none)
+SURVIVES = ("yes", "in part", "no", "not discriminating")
+SURVIVES_YES, SURVIVES_IN_PART, SURVIVES_NO, NOT_DISCRIMINATING = SURVIVES
+
+KINDS = ("pattern", "magnitude", "interpretation")
+PATTERN, MAGNITUDE, INTERPRETATION = KINDS
+
+# what a claim and its control read as together, for counting (``standing``)
+STANDINGS = ("supported", "supported in part", "explained by a control", "not reproduced", "inconclusive",
+             "not comparable")
+MIXED = "mixed"  # an experiment whose rows stand differently
+
+PAPER_CHECKPOINT = "SmolLM2-135M"  # the paper's specimen: a magnitude measured on any other says so
+# power of the detectable difference every inconclusive or wide "not reproduced" row states
+POWER, LEVEL = 0.8, 0.95
 
 RULES = {
     "number": ("ours agrees with the paper's value (inside our interval or within the tolerance) and has its sign",
                "same sign, within an order of magnitude, outside the tolerance",
                "the sign differs, or further than an order of magnitude",
-               "our interval holds both the paper's value and zero (too imprecise to tell)"),
+               "our interval holds both the paper's value and zero (too imprecise to tell)",
+               "ours is missing"),
     "bound": ("our whole interval lies beyond the paper's bound",
               "our point estimate lies beyond it, or within a factor of ten of it on the claimed side",
               "further than a factor of ten from the bound, or on the other side of the reference",
-              "-"),
-    "layer_set": ("Jaccard overlap of the two sets >= 0.75", "Jaccard >= 0.25", "Jaccard < 0.25", "-"),
+              "-", "ours is missing"),
+    "layer_set": ("Jaccard overlap of the two sets >= 0.75", "Jaccard >= 0.25", "Jaccard < 0.25", "-", "-"),
     "share": ("holds for every member of the group", "holds for at least half", "holds for fewer than half",
-              "no member could be measured"),
+              "-", "no member could be measured"),
     "comparison": ("the difference's interval excludes zero in the paper's direction (and is at least half the "
                    "paper's size, where it gives one)",
                    "direction established, but under half the paper's size",
-                   "the interval includes zero, or the difference points the other way",
-                   "-"),
-    "qualitative": ("the statement holds in our measurement", "-", "it does not hold", "it could not be tested"),
-    "uninformative": ("-", "-", "-", "always: the measure scores as high on a null model, so it cannot support "
-                                      "the claim"),
-    "controlled": ("its own rule says reproduced and the intervention beats every control shown beside it",
-                   "its own rule says partly, or a control is beaten by part of the margin only",
-                   "its own rule says not, or a control does as well (named in the row, said in words)",
-                   "its own rule could not compare"),
+                   "the difference is established the other way, or its interval includes zero but excludes the "
+                   "paper's size (an effect smaller than claimed)",
+                   "the interval includes zero and the paper's size (or, where the paper gives none, any effect in "
+                   "its direction): the row states the difference detectable at 80% power",
+                   "ours is missing"),
+    "qualitative": ("the statement holds in our measurement", "-", "it does not hold",
+                    "it holds, but the interval behind it cannot rule out its opposite", "it could not be tested"),
+    "uninformative": ("-", "-", "-", "-", "always: the measure scores as high on a null model, so it cannot "
+                                           "support the claim"),
+}
+
+# the second part of a verdict, in words (the rules table shows it under the measurement rules)
+CONTROL_RULE = {
+    SURVIVES_YES: "the intervention (or the layer singled out) beats every control shown beside it",
+    SURVIVES_IN_PART: "it beats a control by part of the margin only",
+    SURVIVES_NO: "a control does as well, or is not shown to do worse (named in the row, said in words)",
+    NOT_DISCRIMINATING: "the control, or every unit it is compared with, does the same: the measurement says "
+                        "nothing about the claim's subject",
 }
 
 
@@ -68,16 +107,30 @@ def _sign(x: float) -> int:
     return int(float(x) > 0) - int(float(x) < 0)
 
 
+def detectable_difference(low: float, high: float, *, level: float = LEVEL, power: float = POWER) -> float:
+    """The smallest true difference an estimate with this (two-sided, ``level``) interval detects with
+    probability ``power``: (z_level + z_power) times its standard error, the error read off the interval's
+    half-width under a normal approximation (a t-interval over few seeds is wider, so this errs small)."""
+    z_level, z_power = NormalDist().inv_cdf(0.5 + level / 2), NormalDist().inv_cdf(power)
+    return (z_level + z_power) * (high - low) / 2 / z_level
+
+
+def power_text(low: float, high: float, fmt: str = "{:.3g}") -> str:
+    """What a wide interval can detect, for a row's note."""
+    return f"detectable at {POWER:.0%} power: {fmt.format(detectable_difference(low, high))}"
+
+
 def number(paper: float, ours: float, low: float | None = None, high: float | None = None, *,
            factor: float | None = 2.0, absolute: float | None = None) -> str:
     """A reported value. Agreement: the paper's value inside [low, high], within ``absolute`` of ours, or (if
-    ``absolute`` is None) within ``factor`` of it with the same sign."""
+    ``absolute`` is None) within ``factor`` of it with the same sign. An interval that holds both the paper's
+    value and zero is inconclusive."""
     if any(v is not None and math.isnan(v) for v in (paper, ours, low, high)):
         return NOT_COMPARABLE
     interval = low is not None and high is not None
     if _sign(ours) != _sign(paper) and paper != 0:
         if interval and low <= paper <= high and low <= 0 <= high:
-            return NOT_COMPARABLE
+            return INCONCLUSIVE
         return NOT_REPRODUCED
     sign_established = not interval or paper == 0 or (low > 0 if paper > 0 else high < 0)
     inside = interval and low <= paper <= high
@@ -86,7 +139,7 @@ def number(paper: float, ours: float, low: float | None = None, high: float | No
     else:
         close = paper != 0 and 1 / factor <= ours / paper <= factor
     if inside or close:
-        return REPRODUCED if sign_established else NOT_COMPARABLE
+        return REPRODUCED if sign_established else INCONCLUSIVE
     if not sign_established:
         return NOT_REPRODUCED
     within_order = paper != 0 and 0.1 <= ours / paper <= 10
@@ -127,12 +180,20 @@ def share(holds: int, total: int) -> str:
 def comparison(difference: float, low: float, high: float, *, paper_direction: int = 1,
                paper_size: float | None = None) -> str:
     """``difference`` = A - B with its interval; the paper says A - B has the sign ``paper_direction`` (and,
-    optionally, at least the magnitude ``paper_size``)."""
+    optionally, at least the magnitude ``paper_size``). An interval that includes zero is inconclusive while
+    it also reaches the paper's size (any effect in the paper's direction, where it gives none); one that
+    includes zero but stops short of the paper's size shows an effect smaller than claimed: not reproduced."""
     if any(math.isnan(v) for v in (difference, low, high)):
         return NOT_COMPARABLE
     established = low > 0 if paper_direction > 0 else high < 0
     if not established:
-        return NOT_REPRODUCED
+        against = high < 0 if paper_direction > 0 else low > 0
+        if against:
+            return NOT_REPRODUCED
+        reach = high if paper_direction > 0 else -low  # the largest effect in the paper's direction still allowed
+        if reach <= 0 or (paper_size is not None and reach < abs(paper_size)):
+            return NOT_REPRODUCED
+        return INCONCLUSIVE
     if paper_size is not None and abs(difference) < abs(paper_size) / 2:
         return PARTLY
     return REPRODUCED
@@ -147,44 +208,84 @@ def uninformative() -> str:
 
 
 def weakest(*verdicts: str) -> str:
-    """The least supportive of several verdicts on parts of one claim (not comparable counts as weakest)."""
-    order = (REPRODUCED, PARTLY, NOT_REPRODUCED, NOT_COMPARABLE)
+    """The least supportive of several verdicts on parts of one claim (inconclusive below not reproduced: a part
+    that cannot be told leaves the whole untold; not comparable counts as weakest)."""
+    order = (REPRODUCED, PARTLY, NOT_REPRODUCED, INCONCLUSIVE, NOT_COMPARABLE)
     return max(verdicts, key=order.index)
 
 
 @dataclass(frozen=True)
 class ControlCheck:
     """One control a claim must beat: its name, the verdict (usually of ``comparison``) of the intervention
-    against it, and what to say when the control does as well ("the shallow control saves as much")."""
+    against it, or ``NOT_DISCRIMINATING`` where the control does the same as the claim's subject, and what to
+    say when the control does as well ("the shallow control saves as much")."""
 
     control: str
     verdict: str
     words: str
 
     def __post_init__(self):
-        if self.verdict not in VERDICTS:
-            raise ValueError(f"unknown verdict {self.verdict!r}; choose one of {list(VERDICTS)}")
+        if self.verdict not in (*VERDICTS, NOT_DISCRIMINATING):
+            raise ValueError(f"unknown verdict {self.verdict!r}; choose one of {[*VERDICTS, NOT_DISCRIMINATING]}")
 
 
 def controlled(verdict: str, *checks: ControlCheck) -> tuple[str, str]:
-    """(verdict, because): ``verdict`` (the claim judged by its own rule) held to every control. A supportive
-    verdict survives a control the intervention beats; it falls to "not reproduced" where a control does as
-    well (or could not be measured: then nothing credits the intervention), and to "partly" where the
-    intervention beats a control only by part of the margin. ``because`` names what knocked it down."""
-    if verdict not in (REPRODUCED, PARTLY):
-        return verdict, ""
-    failed = [c for c in checks if c.verdict in (NOT_REPRODUCED, NOT_COMPARABLE)]
+    """(survives, because): whether a measurement whose own rule gave ``verdict`` survives ``checks``. Nothing is
+    held where there is no check or the measurement itself does not support the claim (""). A control that does
+    the same as the claim's subject makes it "not discriminating"; one the intervention does not beat (as well,
+    inconclusive, or not measured: then nothing credits the intervention) "no"; one beaten by part of the
+    margin "in part". ``because`` says, in the checks' words, what the controls showed."""
+    if not checks or verdict not in (REPRODUCED, PARTLY):
+        return "", ""
+    same = [c for c in checks if c.verdict == NOT_DISCRIMINATING]
+    if same:
+        return NOT_DISCRIMINATING, "; ".join(c.words for c in same)
+    failed = [c for c in checks if c.verdict in (NOT_REPRODUCED, INCONCLUSIVE, NOT_COMPARABLE)]
     if failed:
-        return NOT_REPRODUCED, "; ".join(c.words for c in failed)
+        return SURVIVES_NO, "; ".join(c.words + (" (not shown to do worse: the interval includes zero)"
+                                                 if c.verdict == INCONCLUSIVE else "")
+                                      for c in failed)
     partial = [c for c in checks if c.verdict == PARTLY]
-    if partial and verdict == REPRODUCED:
-        return PARTLY, "; ".join(f"{c.words} (in part)" for c in partial)
-    return verdict, ""
+    if partial:
+        return SURVIVES_IN_PART, "; ".join(f"{c.words} (in part)" for c in partial)
+    return SURVIVES_YES, ""
+
+
+def standing(verdict: str, survives: str = "") -> str:
+    """What a measurement and its control read as together (``STANDINGS``), for counting."""
+    if verdict in (REPRODUCED, PARTLY):
+        if survives in (SURVIVES_NO, NOT_DISCRIMINATING):
+            return "explained by a control"
+        return "supported" if verdict == REPRODUCED and survives in ("", SURVIVES_YES) else "supported in part"
+    return {NOT_REPRODUCED: "not reproduced", INCONCLUSIVE: "inconclusive"}.get(verdict, "not comparable")
+
+
+def experiment_standing(standings) -> str:
+    """An experiment's standing from its rows': their common standing, or "mixed"."""
+    found = set(standings)
+    return found.pop() if len(found) == 1 else MIXED
+
+
+def checkpoint_caveat(kind: str, specimen: str) -> str:
+    """The words a magnitude measured on another checkpoint than the paper's carries ("" otherwise): a pattern
+    may carry over between checkpoints, a size need not."""
+    base = specimen.lower().split("/")[-1]
+    same = base.startswith(PAPER_CHECKPOINT.lower()) and not any(
+        tag in base for tag in ("instruct", "q4", "q8", "gguf"))
+    return "" if kind != MAGNITUDE or same else f"a magnitude, measured on {specimen}, not the paper's " \
+                                                 f"{PAPER_CHECKPOINT}"
 
 
 def rules_table() -> pd.DataFrame:
-    """The rule set in words, one row per kind of claim (the verdicts chapter shows it)."""
-    return pd.DataFrame([{"rule": name, **dict(zip(VERDICTS, text))} for name, text in RULES.items()])
+    """The rule set in words, one row per kind of claim, then the control's part of every verdict (the
+    verdicts chapter shows both)."""
+    rows = [{"rule": name, **dict(zip(VERDICTS, text))} for name, text in RULES.items()]
+    return pd.DataFrame(rows)
+
+
+def control_rules_table() -> pd.DataFrame:
+    """The second part of a verdict in words: what each "survives its control" value means."""
+    return pd.DataFrame({"survives its control": list(CONTROL_RULE), "when": list(CONTROL_RULE.values())})
 
 
 @dataclass
@@ -195,25 +296,55 @@ class Claim:
     verdict: str
     note: str = ""
     rule: str = ""
-    control: str = ""  # the controls the verdict was held to (``controlled``), named
-    because: str = ""  # where a control knocked the verdict down: what it showed, in words
+    control: str = ""  # the controls the measurement was held to (``controlled``), named
+    because: str = ""  # what the controls showed where the measurement does not survive them, in words
+    survives: str = ""  # ``SURVIVES``, or "" where no control is held
+    experiment: str = ""  # the named experiment the row reports (one experiment may give several rows)
+    kind: str = ""  # ``KINDS``
 
     @classmethod
     def held_to(cls, claim: str, paper: str, ours: str, verdict: str, note: str, rule: str,
-                checks: list[ControlCheck]) -> "Claim":
-        """A claim whose verdict (by ``rule``) is held to ``checks`` (``controlled``)."""
-        final, because = controlled(verdict, *checks)
-        return cls(claim, paper, ours, final, note, rule, ", ".join(c.control for c in checks), because)
+                checks: list[ControlCheck], **named) -> "Claim":
+        """A claim whose measurement (by ``rule``) is held to ``checks`` (``controlled``)."""
+        survives, because = controlled(verdict, *checks)
+        return cls(claim, paper, ours, verdict, note, rule, ", ".join(c.control for c in checks), because,
+                   survives, **named)
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:
             raise ValueError(f"unknown verdict {self.verdict!r}; choose one of {list(VERDICTS)}")
         if self.rule and self.rule not in RULES:
             raise ValueError(f"unknown rule {self.rule!r}; choose one of {list(RULES)}")
+        if self.survives and self.survives not in SURVIVES:
+            raise ValueError(f"unknown control outcome {self.survives!r}; choose one of {list(SURVIVES)}")
+        if self.kind and self.kind not in KINDS:
+            raise ValueError(f"unknown kind {self.kind!r}; choose one of {list(KINDS)}")
+
+    @property
+    def standing(self) -> str:
+        return standing(self.verdict, self.survives)
+
+
+def in_experiment(experiment: str, claims: list[Claim], kinds: dict[int, str] | None = None,
+                  kind: str = PATTERN) -> list[Claim]:
+    """``claims``, every one marked as a row of ``experiment``, of ``kind`` unless ``kinds`` (by position) says
+    otherwise: a chapter's report names its experiments in one place."""
+    kinds = kinds or {}
+    for i, c in enumerate(claims):
+        c.experiment = experiment
+        c.kind = c.kind or kinds.get(i, kind)
+    return claims
 
 
 def claims_table(claims: list[Claim]) -> pd.DataFrame:
-    """One row per claim; the control columns only where some claim was held to a control."""
+    """One row per claim; the control columns only where some claim was held to a control, the kind where one is
+    named, the experiment where the rows come from more than one."""
     table = pd.DataFrame([c.__dict__ for c in claims])
-    unused = [name for name in ("control", "because") if name in table and not table[name].astype(bool).any()]
-    return table.drop(columns=unused).rename(columns=str.capitalize)
+    unused = [name for name in ("control", "because", "survives", "kind") if name in table
+              and not table[name].astype(bool).any()]
+    if "experiment" in table and table["experiment"].nunique() <= 1:
+        unused.append("experiment")
+    return table.drop(columns=unused).rename(columns=lambda c: SURVIVES_COLUMN if c == "survives" else c.capitalize())
+
+
+SURVIVES_COLUMN = "Survives its control"

@@ -51,7 +51,7 @@ NUMBER_STUB = '''def number_verdict(paper, ours, low=None, high=None, factor=2.0
     """The verdict on a value the paper reports, given ours and (where we have one) our interval [low, high]:
     "reproduced": ours agrees (the paper's value inside our interval, or within `factor` of ours) and has the
         paper's sign, established (the interval, if any, excludes zero on the paper's side);
-    "not comparable": it would agree, but our interval also holds zero (or the signs differ while our interval
+    "inconclusive": it would agree, but our interval also holds zero (or the signs differ while our interval
         holds both the paper's value and zero): too imprecise to tell;
     "partly reproduced": same, established sign, within an order of magnitude (0.1 to 10 times);
     "not reproduced": the sign differs, an interval on the paper's side that is far away, or more than an order
@@ -86,7 +86,7 @@ def _number_cases() -> tuple[Case, ...]:
                  "excludes zero on the paper's side", case([(0.5, 0.3, 0.2, 0.6), (0.5, 0.12, 0.08, 0.16),
                                                            (0.5, 0.01, 0.005, 0.02)])),
             Case("an interval that holds zero", "if our interval holds zero as well as the paper's value, the sign is "
-                 "not established: the measurement cannot tell, so the verdict is 'not comparable'",
+                 "not established: the measurement cannot tell, so the verdict is 'inconclusive'",
                  case([(0.5, 0.3, -0.1, 0.7), (0.5, -0.05, -0.2, 0.6), (0.5, 0.05, -0.01, 0.11)])))
 
 

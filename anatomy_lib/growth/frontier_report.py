@@ -193,7 +193,7 @@ def claims(tables: dict[str, pd.DataFrame], params) -> list[v.Claim]:
             f"~{PAPER['cost_saving']:.0%} less compute ({paper_speedup:.2f}x), against a uniform model",
             f"{_speedup_text(r)}; savings {r.savings:+.0%}",
             verdict, f"against the best fixed depth at each budget ({r.frontier_depth} at C*), {_seeds(r.seeds)}; "
-            "speed-up interpolated in log compute", "comparison", checks))
+            "speed-up interpolated in log compute", "comparison", checks, kind=v.MAGNITUDE))
     trunks = fa.trunk_finals(finals)
     deep = f"depth{params.target_layers}"
     half = trunks[(trunks["arm"] == "developmental") & (trunks["multiple"] == 0.5)].set_index("seed")
@@ -206,4 +206,4 @@ def claims(tables: dict[str, pd.DataFrame], params) -> list[v.Claim]:
             f"{estimate_text(*margin, decimals=3)} nats per byte (developmental at C*/2 minus "
             f"{params.target_layers} layers at C*)",
             v.comparison(*margin, paper_direction=-1), f"paired by seed over {len(common)} seeds", "comparison", []))
-    return out
+    return v.in_experiment("growth against the compute-optimal frontier", out)

@@ -34,6 +34,7 @@ show_table = Vocabulary(
 PAPER = {"dev_loss": 0.127, "uniform_loss": 0.599, "loss_ratio": 4.7, "wall_time_saving": 0.13, "cost_saving": 0.54}
 
 
+EXPERIMENT = "growth against uniform training on one budget"  # the experiment behind the fixed-budget rows
 CONTROLS = ("shallow", "random_source")  # what a claim crediting (importance-guided) growth must also beat
 
 
@@ -75,9 +76,12 @@ def paper_claims(tables: dict[str, pd.DataFrame], params: GrowthParams):
         f"{PAPER['dev_loss']} vs {PAPER['uniform_loss']} ({PAPER['loss_ratio']}x lower, equal steps)",
         f"{final['developmental'].mean():.3f} vs {final['uniform'].mean():.3f} nats/token; ratio "
         f"{ratio[0]:.3f} [{ratio[1]:.3f}, {ratio[2]:.3f}]", _ratio_verdict(ratio),
-        f"difference {diff[0]:+.3f} [{diff[1]:+.3f}, {diff[2]:+.3f}] nats over {len(final)} seeds", "comparison",
+        f"difference {diff[0]:+.3f} [{diff[1]:+.3f}, {diff[2]:+.3f}] nats over {len(final)} seeds"
+        + (f"; detectable at {v.POWER:.0%} power: {detectable_difference(runs)['at_power']:.3f} nats"
+           if len(final) > 1 and diff[1] <= 0 <= diff[2] else ""), "comparison",
         _checks(final, "developmental", {"shallow": "the shallow control reaches as low a loss",
-                                         "random_source": "cloning random layers does as well"})))
+                                         "random_source": "cloning random layers does as well"}),
+        kind=v.MAGNITUDE))
     equal = wall_at_uniform_steps(curves, params.budget_steps)
     if {"uniform", "developmental"} <= set(equal.get("arm", [])):
         wall = equal.pivot(index="seed", columns="arm", values="wall_s")
@@ -89,7 +93,8 @@ def paper_claims(tables: dict[str, pd.DataFrame], params: GrowthParams):
             f"{eq_ratio[0]:.3f} [{eq_ratio[1]:.3f}, {eq_ratio[2]:.3f}]", _ratio_verdict(eq_ratio),
             f"after {params.budget_steps} steps each", "comparison",
             _checks(losses, "developmental", {"shallow": "the shallow control, after as many steps, is as good",
-                                              "random_source": "cloning random layers does as well"})))
+                                              "random_source": "cloning random layers does as well"}),
+            kind=v.MAGNITUDE))
         savings = 1 - wall.div(wall["uniform"], axis=0)
         claims.append(v.Claim.held_to(
             "wall time at equal steps", f"{PAPER['wall_time_saving']:.0%} less",
@@ -98,7 +103,7 @@ def paper_claims(tables: dict[str, pd.DataFrame], params: GrowthParams):
             "measured wall time on this machine", "comparison",
             _checks(savings, "developmental", {"shallow": "the shallow control saves as much wall time",
                                                "random_source": "random_source saves as much"},
-                    lower_is_better=False, fmt="{:+.0%}")))
+                    lower_is_better=False, fmt="{:+.0%}"), kind=v.MAGNITUDE))
     reach = compute_to_target(curves, tables.get("events"))
     final_target = reach[reach["target"] == "uniform final"].set_index("arm")
     if "developmental" in final_target.index:
@@ -122,7 +127,7 @@ def paper_claims(tables: dict[str, pd.DataFrame], params: GrowthParams):
             "t-interval of the log ratio", "comparison",
             _checks(log_cost, "developmental", {"shallow": "the shallow control saves as much",
                                                 "random_source": "random_source saves as much"},
-                    fmt="{:+.2f}")))
+                    fmt="{:+.2f}"), kind=v.MAGNITUDE))
     half = loss_at_fraction(curves, 0.5)
     halves = pd.DataFrame({arm: {s: half[(arm, s)] for (a, s) in half.index if a == arm}
                            for arm in dict.fromkeys(a for a, _ in half.index)})
@@ -135,7 +140,7 @@ def paper_claims(tables: dict[str, pd.DataFrame], params: GrowthParams):
         v.comparison(*margin, paper_direction=-1), "the difference's interval must lie below zero", "comparison",
         _checks(halves, "developmental", {"shallow": "the shallow control at half the budget is as good",
                                           "random_source": "random_source at half the budget is as good"})))
-    return claims
+    return v.in_experiment(EXPERIMENT, claims)
 
 
 def _ratio_verdict(ratio) -> str:
@@ -247,8 +252,8 @@ def conclusions(tables: dict[str, pd.DataFrame], params: GrowthParams, sweep: di
     runs, curves, events = tables["runs"], tables["curves"], tables.get("events")
     can, cannot = [], []
     claims = paper_claims(tables, params)
-    knocked = [c for c in claims if c.because]
-    supported = [c for c in claims if c.verdict in (v.REPRODUCED, v.PARTLY)]
+    knocked = [c for c in claims if c.standing == "explained by a control"]
+    supported = [c for c in claims if c.standing in ("supported", "supported in part")]
     if events is not None and len(events):
         reach = compute_to_target(curves, events)
         final_reach = reach[(reach["target"] == "uniform final") & reach["arm"].isin(set(events["arm"]))]

@@ -25,6 +25,9 @@ def _fmt_layers(layers) -> str:
     return ", ".join(f"L{l}" for l in sorted(layers)) or "none"
 
 
+EXPERIMENT = "every layer ablated alone"  # the one experiment behind chapter 2's rows
+
+
 def paper_claims(tables: dict[str, pd.DataFrame], params: ImportanceParams | None = None,
                  paper_one_based: bool = False, thresholds: Thresholds = Thresholds()):
     """The paper's importance claims beside ours (a ``neighbor_mean`` table with classes), each judged by a rule
@@ -63,7 +66,7 @@ def paper_claims(tables: dict[str, pd.DataFrame], params: ImportanceParams | Non
                           f"{r.change_pct:+,.0f}% [{r.ci_low:+,.0f}, {r.ci_high:+,.0f}]",
                           v.number(PAPER["l11_change_pct"], r.change_pct, r.ci_low, r.ci_high, factor=10 ** 0.5),
                           f"agreement: within half an order of magnitude; our most important layer: L{top} "
-                          f"({row_of.loc[top].change_pct:+,.0f}%)", "number"))
+                          f"({row_of.loc[top].change_pct:+,.0f}%)", "number", kind=v.MAGNITUDE))
 
     anti, ours_anti = shift(PAPER["anti_layers"]), by_class("anti-layer")
     points = ", ".join(f"L{l}: {row_of.loc[l].change_pct:+.1f}% [{row_of.loc[l].ci_low:+.1f}, "
@@ -89,8 +92,8 @@ def paper_claims(tables: dict[str, pd.DataFrame], params: ImportanceParams | Non
                           v.number(10 ** PAPER["range_orders"], 10 ** orders, factor=10 ** 0.5),
                           "largest / smallest change, agreement within half an order of magnitude; "
                           f"10^{orders_sig:.1f} over layers whose "
-                          "interval excludes zero", "number"))
-    return claims
+                          "interval excludes zero", "number", kind=v.MAGNITUDE))
+    return v.in_experiment(EXPERIMENT, claims)
 
 
 def _pct(row) -> str:

@@ -23,18 +23,20 @@ def paper_claims(tables: dict[str, pd.DataFrame], params=None):
     ins, oos = mean[("specimen", gate, "in-sample")], mean[("specimen", gate, "out-of-sample")]
     rnd = mean[("random init", gate, "in-sample")]
     best = _best_baseline(tables["fits"], gate)
-    claims = [v.Claim(f"R^2 of {gate}, in-sample", f"{PAPER['gate_r2']:.2f}", f"{ins:.2f}", v.uninformative(),
+    claims = v.in_experiment("a layer's weights predicted from the other layers'", [
+              v.Claim(f"R^2 of {gate}, in-sample", f"{PAPER['gate_r2']:.2f}", f"{ins:.2f}", v.uninformative(),
                       f"a randomly initialised model scores {rnd:.2f} in-sample", "uninformative"),
               v.Claim(f"R^2 of {gate}, held-out layers", f"{PAPER['gate_r2']:.2f} (split not stated)", f"{oos:.2f}",
                       v.number(PAPER["gate_r2"], oos, absolute=0.1),
-                      f"leave-one-layer-out; the {best[0]} baseline scores {best[1]:.2f}", "number")]
+                      f"leave-one-layer-out; the {best[0]} baseline scores {best[1]:.2f}", "number")],
+              kind=v.MAGNITUDE)
     sub = tables["substitution"].query("predictor == 'ridge' and fit == 'out-of-sample'")
     for row in sub.itertuples():
-        claims.append(v.Claim(f"PPL after substituting layer(s) {row.layers}", f"> {PAPER['substitution_ppl']:,.0f}",
-                              f"{row.ppl:,.1f} ({row.change_pct:+,.0f}% [{row.ci_low:+,.0f}, {row.ci_high:+,.0f}])",
-                              v.bound(PAPER["substitution_ppl"], row.ppl, row.base_ppl * (1 + row.ci_low / 100),
-                                      reference=row.base_ppl),
-                              f"baseline {row.base_ppl:.2f}; out-of-sample ridge predictions", "bound"))
+        claims += v.in_experiment("predicted weights substituted into the model", [v.Claim(
+            f"PPL after substituting layer(s) {row.layers}", f"> {PAPER['substitution_ppl']:,.0f}",
+            f"{row.ppl:,.1f} ({row.change_pct:+,.0f}% [{row.ci_low:+,.0f}, {row.ci_high:+,.0f}])",
+            v.bound(PAPER["substitution_ppl"], row.ppl, row.base_ppl * (1 + row.ci_low / 100), reference=row.base_ppl),
+            f"baseline {row.base_ppl:.2f}; out-of-sample ridge predictions", "bound")], kind=v.MAGNITUDE)
     return claims
 
 

@@ -44,4 +44,4 @@ def paper_claims(tables: dict[str, pd.DataFrame], params=None):
     millions = ours["parameters"] / 1e6
     claims.append(v.Claim("parameters", f"~{PAPER['parameters_millions']}M", f"{millions:.2f}M",
                           v.number(PAPER["parameters_millions"], millions, absolute=0.1), "within 0.1M", "number"))
-    return claims
+    return v.in_experiment("the specimen's configuration", claims)

@@ -12,28 +12,37 @@ def paper_claims(tables: dict[str, pd.DataFrame], params=None, tolerance: float 
     mean = weights.groupby(["model", "component"], sort=False)["corr"].mean()
     specimen = mean["specimen"]
     near = (specimen + 0.5).abs() < tolerance
-    claims = [v.Claim("lag-1 delta correlation in every component", "~ -0.50",
-                      ", ".join(f"{c} {r:+.3f}" for c, r in specimen.items()),
-                      v.share(int(near.sum()), len(near)),
-                      f"{int(near.sum())} of {len(near)} components within +-{tolerance} of -0.5", "share")]
     shuffled = weights[weights["model"] == "layer-shuffled"].groupby("component")["corr"]
     lo, hi = shuffled.min(), shuffled.max()
     inside = [(lo[c] - tolerance / 5) <= specimen[c] <= (hi[c] + tolerance / 5) for c in specimen.index]
+    # the measurement, held to its null: where the layer-shuffled model gives the same value, -0.5 says nothing
+    # about this model's layers
+    null_check = v.ControlCheck(
+        "layer-shuffled null", v.NOT_DISCRIMINATING if all(inside) else v.share(len(inside) - sum(inside),
+                                                                                  len(inside)),
+        f"the layer-shuffled null gives the same value in {sum(inside)} of {len(inside)} components")
+    claims = [v.Claim.held_to("lag-1 delta correlation in every component", "~ -0.50",
+                              ", ".join(f"{c} {r:+.3f}" for c, r in specimen.items()),
+                              v.share(int(near.sum()), len(near)),
+                              f"{int(near.sum())} of {len(near)} components within +-{tolerance} of -0.5", "share",
+                              [null_check], kind=v.MAGNITUDE)]
     claims.append(v.Claim("-0.50 reveals an oscillatory structure", "yes (standing wave)",
                           f"specimen inside the layer-shuffled range in {sum(inside)} of {len(inside)} components; "
                           f"random init {mean['random init'].mean():+.3f}",
                           v.share(len(inside) - sum(inside), len(inside)),
                           "holds for a component whose value lies outside its layer-shuffled null; independent "
-                          "layers give exactly -0.5", "share"))
+                          "layers give exactly -0.5", "share", kind=v.INTERPRETATION))
+    claims = v.in_experiment("lag-1 correlation of consecutive layers' weight deltas", claims)
     functional = tables["functional"]
     negative = int((functional["corr"] < 0).sum())
-    claims.append(v.Claim("consecutive layers compensate each other", "yes",
-                          f"updates to the residual stream correlate {functional['corr'].mean():+.3f} on average; "
-                          f"negative at {negative} of {len(functional)} layer pairs",
-                          v.share(negative, len(functional)),
-                          "holds for a pair of layers whose updates to the residual stream correlate negatively",
-                          "share"))
-    return claims
+    claims_functional = [v.Claim("consecutive layers compensate each other", "yes",
+                                 f"updates to the residual stream correlate {functional['corr'].mean():+.3f} on "
+                                 f"average; negative at {negative} of {len(functional)} layer pairs",
+                                 v.share(negative, len(functional)),
+                                 "holds for a pair of layers whose updates to the residual stream correlate "
+                                 "negatively", "share")]
+    return claims + v.in_experiment("consecutive layers' updates to the residual stream", claims_functional,
+                                    kind=v.INTERPRETATION)
 
 
 def findings(tables: dict[str, pd.DataFrame], params=None, specimen_name: str = "the specimen") -> list[str]:

@@ -8,7 +8,7 @@ from anatomy_lib import verdicts
 from anatomy_lib.core import display
 from anatomy_lib.core import rules as v
 
-R, P, N, C = v.VERDICTS
+R, P, N, I, C = v.VERDICTS
 
 NUMBER = [  # (paper, ours, low, high, keyword arguments, expected)
     (49.0, -0.5, -0.9, -0.0, {}, N),            # chapter 5: the sign differs, never "partly"
@@ -16,8 +16,8 @@ NUMBER = [  # (paper, ours, low, high, keyword arguments, expected)
     (49.0, 30.0, 26.0, 34.0, {}, R),            # outside the interval, within a factor of two
     (49.0, 10.0, 8.0, 12.0, {}, P),             # same sign, within an order of magnitude
     (49.0, 2.0, 1.0, 3.0, {}, N),               # same sign, beyond an order of magnitude
-    (49.0, 5.0, -10.0, 60.0, {}, C),            # the interval holds both 49 and 0: too imprecise
-    (49.0, -5.0, -60.0, 60.0, {}, C),
+    (49.0, 5.0, -10.0, 60.0, {}, I),            # the interval holds both 49 and 0: too imprecise to tell
+    (49.0, -5.0, -60.0, 60.0, {}, I),
     (49.0, 10.0, -1.0, 20.0, {}, N),            # positive point, sign not established, paper outside
     (63419.0, 1107.0, 857.0, 1430.0, {"factor": 10 ** 0.5}, N),
     (63419.0, 30000.0, 25000.0, 40000.0, {"factor": 10 ** 0.5}, R),
@@ -64,12 +64,16 @@ def test_share_rule(holds, total, expected):
 
 
 @pytest.mark.parametrize("difference, low, high, kwargs, expected", [
-    (-0.386, -0.802, 0.029, {"paper_direction": -1}, N),     # right direction, interval includes zero
+    (-0.386, -0.802, 0.029, {"paper_direction": -1}, I),     # right direction, interval includes zero: low power
+    (-0.386, -0.802, 0.029, {"paper_direction": -1, "paper_size": 0.47}, I),  # ... and the paper's size
+    (-0.05, -0.10, 0.01, {"paper_direction": -1, "paper_size": 0.47}, N),     # includes zero, excludes the size
     (-0.5, -0.8, -0.2, {"paper_direction": -1}, R),
     (0.3, 0.1, 0.5, {"paper_direction": -1}, N),             # established the other way
     (0.78, 0.68, 0.88, {"paper_size": 0.54}, R),
     (0.10, 0.05, 0.15, {"paper_size": 0.54}, P),             # direction established, under half the size
-    (0.068, -0.008, 0.143, {"paper_size": 3.7}, N),
+    (0.068, -0.008, 0.143, {"paper_size": 3.7}, N),          # an effect smaller than claimed is established
+    (-0.08, -0.74, 0.69, {}, I),                              # a correlation over 9 layers: compatible with both
+    (0.0, 0.0, 0.0, {}, N),                                   # no difference at all, known exactly
     (math.nan, 0.0, 1.0, {}, C),
 ])
 def test_comparison_rule(difference, low, high, kwargs, expected):
@@ -83,9 +87,17 @@ def test_qualitative_and_uninformative_rules():
 
 
 def test_weakest_and_rules_table():
-    assert v.weakest(R, P) == P and v.weakest(R, N, P) == N and v.weakest(R, C) == C
+    assert v.weakest(R, P) == P and v.weakest(R, N, P) == N and v.weakest(R, C) == C and v.weakest(N, I) == I
     table = v.rules_table()
     assert set(table["rule"]) == set(v.RULES) and list(table.columns[1:]) == list(v.VERDICTS)
+    assert list(v.control_rules_table()["survives its control"]) == list(v.SURVIVES)
+
+
+def test_detectable_difference_at_80_percent_power():
+    """A 95% interval of half-width h detects (1.96 + 0.84) / 1.96 h = 1.43 h with 80% power."""
+    assert v.detectable_difference(-1.0, 1.0) == pytest.approx((1.959964 + 0.841621) / 1.959964, rel=1e-5)
+    assert v.detectable_difference(0.0, 0.5) == pytest.approx(0.25 * 1.42941, rel=1e-4)
+    assert "80% power: 0.71" in v.power_text(-0.5, 0.5, "{:.2f}")
 
 
 def test_claims_name_a_known_verdict_and_rule():
@@ -93,17 +105,26 @@ def test_claims_name_a_known_verdict_and_rule():
         v.Claim("x", "1", "2", "kind of")
     with pytest.raises(ValueError, match="unknown rule"):
         v.Claim("x", "1", "2", R, rule="vibes")
+    with pytest.raises(ValueError, match="unknown kind"):
+        v.Claim("x", "1", "2", R, kind="anecdote")
+    with pytest.raises(ValueError, match="unknown control outcome"):
+        v.Claim("x", "1", "2", R, survives="maybe")
     table = v.claims_table([v.Claim("x", "1", "1", R, rule="number")])
     assert list(table.columns) == ["Claim", "Paper", "Ours", "Verdict", "Note", "Rule"]
+    two = v.claims_table(v.in_experiment("a", [v.Claim("x", "1", "1", R)], kind=v.MAGNITUDE)
+                         + v.in_experiment("b", [v.Claim("y", "1", "1", R)]))
+    assert list(two["Experiment"]) == ["a", "b"] and list(two["Kind"]) == ["magnitude", "pattern"]
 
 
 def test_claims_tables_render_for_a_page():
-    claims = [v.Claim("x", "1", "1", R, "a note", "number"), v.Claim("y", "2", "3", N, rule="qualitative")]
+    claims = [v.Claim("x", "1", "1", R, "a note", "number", experiment="e1"),
+              v.Claim("y", "2", "3", N, rule="qualitative", experiment="e2")]
     html = display.show_claims(claims).to_html()
     assert "reproduced" in html and "background-color" in html
     table = v.claims_table(claims).rename(columns=str.capitalize)
     table["Note"] = table["Note"].fillna("")
-    book = table.assign(chapter=[2, 3], section=["<a>2</a>", "<a>3</a>"], specimen="s", profile="quick")
+    book = table.assign(chapter=[2, 3], section=["<a>2</a>", "<a>3</a>"], specimen="s", profile="quick",
+                        Standing=[c.standing for c in claims])
     assert 'class="anatomy-claims"' in verdicts.book_table(book).to_html(escape=False)
     # every body cell names its column, so a narrow page can show each claim as a card of labelled lines
     page = verdicts.book_table(book).to_html()
@@ -119,36 +140,72 @@ def test_claims_tables_render_for_a_page():
     assert verdicts.headline(with_facts)[0].startswith("Of the paper's 2")
 
 
-CONTROLLED = [  # (verdict by the claim's own rule, [(control, verdict against it)], expected verdict, words expected)
-    (R, [("shallow control", R)], R, ""),                                   # beats its control: stands
-    (R, [("shallow control", N)], N, "the shallow control saves as much"),  # the control does as well
-    (R, [("shallow control", R), ("random_source", N)], N, "random_source"),  # importance adds nothing
-    (P, [("shallow control", R)], P, ""),
-    (R, [("shallow control", P)], P, "(in part)"),
-    (R, [("sham of the same layer", C)], N, "could not be measured"),      # nothing credits the intervention
-    (N, [("shallow control", N)], N, ""),                                   # already not reproduced: nothing added
-    (C, [("shallow control", R)], C, ""),
+CONTROLLED = [  # (measurement by the claim's own rule, [(control, verdict against it)], survives, words expected)
+    (R, [("shallow control", R)], "yes", ""),                                  # beats its control
+    (R, [("shallow control", N)], "no", "the shallow control saves as much"),  # the control does as well
+    (R, [("shallow control", R), ("random_source", N)], "no", "random_source"),  # importance adds nothing
+    (P, [("shallow control", R)], "yes", ""),
+    (R, [("shallow control", P)], "in part", "(in part)"),
+    (R, [("shallow control", I)], "no", "not shown to do worse"),                     # not shown to do worse
+    (R, [("sham of the same layer", C)], "no", "could not be measured"),      # nothing credits the intervention
+    (R, [("every other layer", v.NOT_DISCRIMINATING)], "not discriminating", "no other layer recovers"),
+    (N, [("shallow control", N)], "", ""),                                     # nothing to hold: not reproduced
+    (C, [("shallow control", R)], "", ""),
 ]
 
 
 @pytest.mark.parametrize("own, checks, expected, words", CONTROLLED)
-def test_a_verdict_is_held_to_its_controls(own, checks, expected, words):
+def test_a_measurement_is_held_to_its_controls(own, checks, expected, words):
     said = {"shallow control": "the shallow control saves as much", "random_source": "random_source does as well",
-            "sham of the same layer": "the sham could not be measured"}
+            "sham of the same layer": "the sham could not be measured",
+            "every other layer": "no other layer recovers"}
     made = [v.ControlCheck(name, verdict, said[name]) for name, verdict in checks]
-    verdict, because = v.controlled(own, *made)
-    assert verdict == expected and words in because
+    survives, because = v.controlled(own, *made)
+    assert survives == expected and words in because
     claim = v.Claim.held_to("a claim", "paper", "ours", own, "", "comparison", made)
-    assert claim.verdict == expected and claim.control == ", ".join(name for name, _ in checks)
+    # the measurement is never rewritten by its control: the two parts are read together
+    assert claim.verdict == own and claim.survives == expected
+    assert claim.control == ", ".join(name for name, _ in checks)
+
+
+@pytest.mark.parametrize("verdict, survives, expected", [
+    (R, "", "supported"), (R, "yes", "supported"), (P, "yes", "supported in part"), (R, "in part", "supported in part"),
+    (R, "no", "explained by a control"), (R, "not discriminating", "explained by a control"),
+    (N, "", "not reproduced"), (I, "", "inconclusive"), (C, "", "not comparable")])
+def test_standing_reads_a_measurement_with_its_control(verdict, survives, expected):
+    assert v.standing(verdict, survives) == expected
+
+
+def test_an_experiment_of_many_rows_counts_once():
+    """Chapter 5's seven rows are one experiment; the headline counts it once, "mixed" where its rows differ."""
+    assert v.experiment_standing(["supported"] * 5) == "supported"
+    assert v.experiment_standing(["supported", "not reproduced"]) == v.MIXED
+    claims = v.in_experiment("compression", [v.Claim(f"row {i}", "1", "1", R, rule="number") for i in range(5)])
+    claims += v.in_experiment("growth", [v.Claim(f"g {i}", "1", "1", N, rule="comparison") for i in range(5)])
+    table = v.claims_table(claims).rename(columns=str.capitalize).assign(
+        chapter=[5] * 5 + [7] * 5, section="", specimen="s", profile="quick", Standing=[c.standing for c in claims])
+    by_experiment = verdicts.experiments(table)
+    assert list(by_experiment["standing"]) == ["supported", "not reproduced"]
+    assert list(by_experiment["claims"]) == [5, 5]
+    assert verdicts.headline(table)[0].startswith("Of the paper's 2 experiments")
+    assert "over their 10 claims" in verdicts.headline(table)[0]
+
+
+def test_a_magnitude_on_another_checkpoint_says_so():
+    assert "not the paper's SmolLM2-135M" in v.checkpoint_caveat(v.MAGNITUDE, "smollm2-135m-instruct-q4")
+    assert v.checkpoint_caveat(v.PATTERN, "smollm2-135m-instruct-q4") == ""
+    assert v.checkpoint_caveat(v.MAGNITUDE, "HuggingFaceTB/SmolLM2-135M") == ""
+    assert "gemma" in v.checkpoint_caveat(v.MAGNITUDE, "gemma3-270m-q4")
 
 
 def test_growth_triples_paper_ours_control():
     """(paper, ours, control) for a growth saving: ours meets the paper's 54%, so the rule alone says
-    reproduced; a shallow control saving as much knocks it down, one saving clearly less leaves it standing."""
+    reproduced; a shallow control saving as much says it does not survive, one saving clearly less that it
+    does."""
     paper, ours, ours_low, ours_high = 0.54, 0.78, 0.65, 0.87
     own = v.comparison(ours, ours_low, ours_high, paper_size=paper)
     assert own == R
-    for control_gap, expected in (((0.0, -0.05, 0.05), N), ((0.3, 0.2, 0.4), R)):
+    for control_gap, expected in (((0.0, -0.05, 0.05), "no"), ((0.3, 0.2, 0.4), "yes")):
         check = v.ControlCheck("shallow control", v.comparison(*control_gap), "the shallow control saves as much")
         assert v.controlled(own, check)[0] == expected
 
@@ -157,8 +214,9 @@ def test_recovery_triples_paper_ours_sham():
     """(paper, ours, sham) for "recovers almost at once": a layer back within 10 steps by the raw rule, whose
     sham improves as much, has not recovered anything the sham did not."""
     own = v.share(3, 3)
-    assert v.controlled(own, v.ControlCheck("sham of the same layer", v.share(1, 3), "the sham moves as much"))[0] == N
-    assert v.controlled(own, v.ControlCheck("sham of the same layer", v.share(3, 3), "-"))[0] == R
+    assert v.controlled(own, v.ControlCheck("sham of the same layer", v.share(1, 3), "the sham moves as much"))[0] \
+        == "no"
+    assert v.controlled(own, v.ControlCheck("sham of the same layer", v.share(3, 3), "-"))[0] == "yes"
 
 
 def test_claims_join_by_specimen_with_the_paper_layers_at_each_depth():
