@@ -19,7 +19,10 @@ from .rules import SURVIVES_COLUMN, Claim, claims_table
 VERDICT_COLOURS = {"reproduced": "#d9f0d3", "partly reproduced": "#fee8c8", "not reproduced": "#f4cccc",
                    "inconclusive": "#dbe9f6", "not comparable": "#e8e8e8",
                    # the control's part of a verdict (the colour is never the only cue: the text is there)
-                   "yes": "#d9f0d3", "in part": "#fee8c8", "no": "#f4cccc", "not discriminating": "#f4cccc"}
+                   "yes": "#d9f0d3", "in part": "#fee8c8", "no": "#f4cccc", "not discriminating": "#f4cccc",
+                   # a measurement and its control read together (``rules.STANDINGS``)
+                   "supported": "#d9f0d3", "supported in part": "#fee8c8", "explained by a control": "#f4cccc",
+                   "not stated": "#e8e8e8"}
 
 
 class ClaimsTable:
@@ -51,6 +54,15 @@ def style_claims(table: pd.DataFrame) -> ClaimsTable:
     return ClaimsTable(table.style.hide(axis="index")
                        .map(lambda v: f"background-color: {VERDICT_COLOURS.get(v, '')}",
                             subset=[c for c in ("Verdict", SURVIVES_COLUMN) if c in table])
+                       .set_properties(**{"text-align": "left", "white-space": "normal"})
+                       .set_table_attributes('class="anatomy-claims"'))
+
+
+def show_sensitivity(wide: pd.DataFrame) -> ClaimsTable:
+    """A ``rules.sensitivity_table`` for reading: every standing coloured (with its text), the first column (the
+    claim or the value) plain, cells labelled for a narrow page."""
+    return ClaimsTable(wide.style.hide(axis="index")
+                       .map(lambda v: f"background-color: {VERDICT_COLOURS.get(v, '')}", subset=list(wide.columns[1:]))
                        .set_properties(**{"text-align": "left", "white-space": "normal"})
                        .set_table_attributes('class="anatomy-claims"'))
 

@@ -348,3 +348,69 @@ def claims_table(claims: list[Claim]) -> pd.DataFrame:
 
 
 SURVIVES_COLUMN = "Survives its control"
+
+
+def sensitivity(claims_at, values, parameter: str, default) -> pd.DataFrame:
+    """Every claim's verdict as one choice the paper leaves unsaid varies over ``values``: ``claims_at(value)``
+    returns the claims judged at that value. Tidy: one row per (claim, value), with the measurement, the control's
+    part, the standing they read as, and whether ``value`` is the book's ``default``. A claim is matched across
+    values by its name; a claim the rule cannot state at some value is absent there."""
+    rows = []
+    for value in values:
+        for c in claims_at(value):
+            rows.append({"claim": c.claim, "parameter": parameter, "value": value, "verdict": c.verdict,
+                         "survives": c.survives, "standing": c.standing, "default": value == default})
+    table = pd.DataFrame(rows, columns=["claim", "parameter", "value", "verdict", "survives", "standing", "default"])
+    table["value"] = pd.Series([r["value"] for r in rows], dtype=object)  # as given: 1 stays 1, not 1.0
+    return table
+
+
+def robust_claims(table: pd.DataFrame) -> pd.Series:
+    """Per claim of a ``sensitivity`` table (all parameters together): True where its standing is the same at
+    every value of every parameter tried."""
+    return table.groupby("claim", sort=False)["standing"].nunique().eq(1)
+
+
+def sensitivity_table(table: pd.DataFrame, parameter: str, fmt=str, by_value: bool = False) -> pd.DataFrame:
+    """One parameter of a ``sensitivity`` table for reading: a row per claim, a column per value (the book's value
+    marked), each cell the claim's standing there, and whether the standing is the same across the grid.
+    ``by_value``: a row per value and a column per claim instead (a long grid of few claims fits a page so)."""
+    part = table[table["parameter"] == parameter]
+    labels = {v: fmt(v) + (" (book)" if d else "") for v, d in zip(part["value"], part["default"])}
+    wide = (part.assign(value=part["value"].map(labels))
+            .pivot(index="claim", columns="value", values="standing")
+            .reindex(index=list(dict.fromkeys(part["claim"])), columns=list(dict.fromkeys(labels.values()))))
+    if by_value:
+        wide = wide.T.fillna("not stated")
+        wide.columns.name = None
+        return wide.rename_axis(parameter).reset_index()
+    wide["same across the grid"] = ["yes" if row.dropna().nunique() == 1 else "no" for _, row in wide.iterrows()]
+    wide = wide.fillna("not stated")
+    wide.columns.name = None
+    return wide.reset_index()
+
+
+def sensitivity_sentence(table: pd.DataFrame, names: dict[str, str] | None = None, label=None) -> str:
+    """Which claims keep their standing over every grid of a ``sensitivity`` table, and, for the others, the
+    parameter values at which they change (``names``: a parameter's words; ``label(parameter, value)``: a value's)."""
+    names = names or {}
+    label = label or (lambda parameter, value: str(value))
+    robust = robust_claims(table)
+    fixed = [c for c, r in robust.items() if r]
+    text = f"{len(fixed)} of {len(robust)} claims keep their standing at every value tried"
+    moving = []
+    for claim, r in robust.items():
+        if r:
+            continue
+        rows = table[table["claim"] == claim]
+        book = rows.loc[rows["default"], "standing"]
+        book = book.iloc[0] if len(book) else "not stated"
+        changes = []
+        for parameter, part in rows.groupby("parameter", sort=False):
+            other = part[part["standing"] != book]
+            if len(other):
+                shifts = zip(other["value"], other["standing"])
+                changes.append(f"{names.get(parameter, parameter)} "
+                               + ", ".join(f"{label(parameter, value)}: {moved}" for value, moved in shifts))
+        moving.append(f"\"{claim}\" ({book} at the book's values; " + "; ".join(changes) + ")")
+    return text + (". It changes for " + "; ".join(moving) + "." if moving else ".")

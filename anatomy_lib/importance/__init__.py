@@ -83,6 +83,8 @@ from .precision import (
 )
 from .report import (
     PAPER,
+    THRESHOLD_GRID,
+    THRESHOLD_WORDS,
     activation_findings,
     class_stability,
     findings,
@@ -95,6 +97,8 @@ from .report import (
     paper_claims,
     show_table,
     stability_sentence,
+    threshold_label,
+    threshold_sensitivity,
 )
 
 Params = ImportanceParams

@@ -1,6 +1,8 @@
 """Chapter 2 in sentences and verdicts: the paper's importance claims beside ours, and the computed findings."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pandas as pd
 
 from ..core import rules as v
@@ -9,7 +11,14 @@ from ..core.params import PaperLayers
 from ..core.stats import spearman
 from . import massive
 from .activations import appearance_layer
-from .analysis import Thresholds, importance_range_orders, layer_type_summary, rank_agreement, undetermined_reasons
+from .analysis import (
+    Thresholds,
+    classify,
+    importance_range_orders,
+    layer_type_summary,
+    rank_agreement,
+    undetermined_reasons,
+)
 from .compute import ImportanceParams
 
 # this chapter's words for its tables' columns (and the intervals its estimates carry): ``show_table(t)``
@@ -344,6 +353,38 @@ def index_sensitivity(tables: dict[str, pd.DataFrame], params: ImportanceParams 
                      zero.verdict, "paper (1-based)": one.paper, "verdict (1-based)": one.verdict,
                      "verdict changes": "yes" if zero.verdict != one.verdict else "no"})
     return pd.DataFrame(rows)
+
+
+# The grid each unstated threshold is tried over: the book's value and values either side that a reader might pick
+# (the critical core at +70% is the smallest cut that admits L8; +200% admits L10 and L11 on SmolLM2)
+THRESHOLD_GRID = {"critical_pct": (70.0, 200.0, 500.0, 1000.0, 3000.0),
+                  "connective_pct": (10.0, 20.0, 30.0, 50.0, 100.0),
+                  "io_fraction": (0.15, 0.2, 0.25, 0.3)}
+THRESHOLD_WORDS = {"critical_pct": "critical core at", "connective_pct": "connective below",
+                   "io_fraction": "outer fraction"}
+
+
+def threshold_label(parameter: str, value: float) -> str:
+    return f"{value:.0%}" if parameter == "io_fraction" else f"+{value:g}%"
+
+
+def threshold_sensitivity(tables: dict[str, pd.DataFrame], params: ImportanceParams | None = None,
+                          paper_one_based: bool = False, thresholds: Thresholds = Thresholds(),
+                          grid: dict[str, tuple] | None = None) -> pd.DataFrame:
+    """Every claim of ``paper_claims`` as each threshold of the anatomy classes (``Thresholds``; the paper states
+    none of them) moves over ``grid`` with the others at ``thresholds``: the layers are reclassified from the same
+    measured intervals, nothing is recomputed. Tidy (``core.rules.sensitivity``)."""
+    params = params or ImportanceParams()
+    parts = []
+    for parameter, values in (grid or THRESHOLD_GRID).items():
+        def claims_at(value, parameter=parameter):
+            moved = replace(thresholds, **{parameter: value})
+            table = tables[params.mode]
+            reclassified = {**tables, params.mode: table.assign(class_=classify(table, len(table), moved))
+                            .drop(columns="class").rename(columns={"class_": "class"})}
+            return paper_claims(reclassified, params, paper_one_based, moved)
+        parts.append(v.sensitivity(claims_at, values, parameter, getattr(thresholds, parameter)))
+    return pd.concat(parts, ignore_index=True)
 
 
 def class_stability(first: pd.DataFrame, second: pd.DataFrame, names=("first", "second")) -> pd.DataFrame:

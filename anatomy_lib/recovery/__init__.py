@@ -32,7 +32,7 @@ from .analysis import (
     steps_label,
 )
 from .params import DAMAGE_MODES, NOISE_TENSORS, QUICK_LAYERS, TRAINABLE_SETS, RecoveryParams
-from .report import PAPER, findings, main_protocol, paper_claims, show_table
+from .report import PAPER, criterion_sensitivity, findings, main_protocol, paper_claims, show_table
 from .sweep import (
     RecoveryContext,
     compute,

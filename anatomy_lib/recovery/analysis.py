@@ -95,6 +95,12 @@ class Criterion:
         rule = f"{self.share:.0%} undone" if self.share is not None else "indistinguishable (paired interval)"
         return f"{rule}, {'sham-corrected' if self.reference == 'sham' else 'raw'}"
 
+    @property
+    def short_label(self) -> str:
+        """The label in a table's few words: the rule, then what it is measured against."""
+        rule = f"{self.share:.0%} undone" if self.share is not None else "paired interval"
+        return f"{rule} vs {'sham' if self.reference == 'sham' else 'intact'}"
+
 
 MAIN_CRITERION = Criterion()
 SENSITIVITY = tuple(Criterion(reference, share) for reference in REFERENCES for share in (0.5, 0.75, 0.9, None))

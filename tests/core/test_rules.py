@@ -245,3 +245,21 @@ def test_claims_join_by_specimen_with_the_paper_layers_at_each_depth():
     assert "at this depth: L5, L6" in page and "<i>not run</i>" in page
     assert verdicts.other_specimens(table) == ["gemma"]
     assert "gemma (generality)" in verdicts.book_table(table).to_html(escape=False)
+
+
+def test_sensitivity_finds_the_claims_whose_standing_moves():
+    def claims_at(cut):
+        return [v.Claim("steady", "x", "y", v.REPRODUCED),
+                v.Claim("moving", "x", "y", v.REPRODUCED if cut <= 1 else v.NOT_REPRODUCED),
+                *([v.Claim("only low", "x", "y", v.PARTLY)] if cut < 2 else [])]
+
+    grid = v.sensitivity(claims_at, (0.5, 1, 2), "cut", 1)
+    assert v.robust_claims(grid).to_dict() == {"steady": True, "moving": False, "only low": True}
+    wide = v.sensitivity_table(grid, "cut")
+    assert wide.columns.tolist() == ["claim", "0.5", "1 (book)", "2", "same across the grid"]
+    assert wide.set_index("claim").loc["only low", "2"] == "not stated"
+    by_value = v.sensitivity_table(grid, "cut", by_value=True)
+    assert by_value["cut"].tolist() == ["0.5", "1 (book)", "2"] and "moving" in by_value.columns
+    sentence = v.sensitivity_sentence(grid, {"cut": "cut at"})
+    assert sentence.startswith("2 of 3 claims keep their standing")
+    assert '"moving" (supported at the book\'s values; cut at 2: not reproduced)' in sentence

@@ -133,6 +133,28 @@ def test_every_class_is_decided_by_the_interval():
     assert undetermined_reasons(table) == {0: "+30%", 12: "+1000%", 13: "+1000%", 14: "+30%"}
 
 
+def test_threshold_sensitivity_reclassifies_from_the_same_intervals():
+    """The critical core at +1000% misses two middle layers at +300% [+250, +350] that a cut at +200% admits: the
+    grid shows the verdict moving, and the book's value gives the chapter's own verdicts."""
+    from anatomy_lib.core import rules
+    from anatomy_lib.importance import threshold_sensitivity
+
+    changes = np.full(30, 5.0)
+    changes[[8, 9, 10, 11]] = [300.0, 300.0, 5000.0, 5000.0]
+    table = _table(changes, half_width=50.0)
+    table["class"] = classify(table, 30)
+    tables = {"neighbor_mean": table}
+    grid = threshold_sensitivity(tables, grid={"critical_pct": (200.0, 1000.0)})
+    core = grid[grid["claim"] == "critical core"].set_index("value")["verdict"]
+    assert core[200.0] == "reproduced" and core[1000.0] == "partly reproduced"
+    book = grid[grid["default"]].set_index("claim")["verdict"]
+    assert book.to_dict() == {c.claim: c.verdict for c in paper_claims(tables)}
+    wide = rules.sensitivity_table(grid, "critical_pct", lambda x: f"+{x:g}%")
+    assert wide.columns.tolist() == ["claim", "+200%", "+1000% (book)", "same across the grid"]
+    assert wide.set_index("claim").loc["critical core", "same across the grid"] == "no"
+    assert table["class"].tolist() == classify(table, 30).tolist()  # the caller's table is left as it was
+
+
 def test_paper_claims_reproduce_on_a_paper_shaped_table():
     changes = np.full(30, 5.0)
     changes[[8, 9, 10]] = 5000.0

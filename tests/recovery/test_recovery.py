@@ -287,6 +287,12 @@ def test_recovery_is_judged_against_the_sham_under_both_protocols(tiny_blocks):
     assert claims and all(c.control == "sham of the same layer" for c in claims)
     said = findings({**tables, "importance": importance}, params, "tiny")
     assert said and not any("nan" in sentence for sentence in said)
+    from anatomy_lib.recovery import criterion_sensitivity
+
+    grid = criterion_sensitivity({**tables, "importance": importance}, params)
+    assert set(grid["value"]) == set(SENSITIVITY) and grid["default"].sum() == len(claims)
+    book = grid[grid["default"]].set_index("claim")["standing"]
+    assert book.to_dict() == {c.claim: c.standing for c in claims}  # the book's criterion is the chapter's verdict
 
 
 def test_a_critical_layer_that_fails_with_every_other_layer_is_not_distinctive():
