@@ -15,6 +15,9 @@
 //   no widget control is left unmarked, looking active while it can do nothing;
 // - at 420 px, every control of a kernel-free explorer keeps a usable width, and every claims table is a list of
 //   cards (each cell labelled with its column, none past the screen's edge: the verdicts stay in view).
+// - no traceback or error output anywhere in a page, and at least as many figures and tables shown as the page's
+//   executed notebook (_build/jupyter_execute) displays outside folded or removed cells: a chapter whose setup
+//   cell failed shows a traceback and nothing after it, and fails here even where the build said nothing.
 // With a screenshots directory, each page is also saved there at 1280 and 420 px (make screenshots).
 // Exit status 1 when any page fails any check. Needs playwright-core (npm ci) and Chromium (CHROMIUM, default
 // /usr/bin/chromium).
@@ -92,6 +95,25 @@ function ids(file) {
 }
 
 const report = [];
+// What a page's executed notebook displays outside folded or removed cells (figures, tables): the least the page
+// must show. A widget view is an explorer, checked apart; null where the page has no executed notebook.
+const HIDDEN_TAGS = new Set(["remove-output", "remove-cell", "hide-output", "hide-cell"]);
+function displayed(name) {
+  const executed = path.join(root, "..", "jupyter_execute", "book", name.replace(/\.html$/, ".ipynb"));
+  if (!fs.existsSync(executed)) return null;
+  const counts = { figures: 0, tables: 0 };
+  for (const cell of JSON.parse(fs.readFileSync(executed, "utf8")).cells) {
+    if (cell.cell_type !== "code" || (cell.metadata?.tags || []).some((t) => HIDDEN_TAGS.has(t))) continue;
+    for (const output of cell.outputs || []) {
+      const data = output.data || {};
+      if ("application/vnd.jupyter.widget-view+json" in data) continue;
+      if ("image/png" in data || "image/svg+xml" in data) counts.figures++;
+      else if ("text/html" in data && [].concat(data["text/html"]).join("").includes("<table")) counts.tables++;
+    }
+  }
+  return counts;
+}
+
 let failures = 0;
 for (const name of pages) {
   const file = path.join(root, "book", name);
@@ -162,6 +184,24 @@ for (const name of pages) {
   }, { share: MIN_FIGURE_SHARE });
   problems.push(...layout.out);
   const checked = { ...layout.counts, links: 0 };
+
+  // a page that failed to execute: its traceback, and what its notebook displays but the page does not show
+  const tracebacks = await page.evaluate(() => {
+    const article = document.querySelector("article.bd-article") || document.querySelector("main");
+    const outputs = [...article.querySelectorAll(".output.traceback, .output.error, .cell_output .traceback")];
+    const text = article.innerText.includes("Traceback (most recent call last)");
+    return outputs.map((e) => e.innerText.trim().split("\n").slice(-1)[0].slice(0, 100))
+      .concat(text && !outputs.length ? ["a traceback in the page's text"] : []);
+  });
+  for (const t of tracebacks) problems.push(`an error output in the page: ${t}`);
+  const expected = displayed(name);
+  if (expected) {
+    for (const what of ["figures", "tables"]) {
+      if (checked[what] < expected[what]) {
+        problems.push(`${checked[what]} ${what} shown, its executed notebook displays ${expected[what]}`);
+      }
+    }
+  }
 
   // internal links and anchors
   const links = await page.evaluate(() => [...document.querySelectorAll("article a[href]")].map((a) => a.getAttribute("href")));
