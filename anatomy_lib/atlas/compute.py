@@ -112,13 +112,15 @@ def activation_rows(lab, progress: bool = False) -> pd.DataFrame:
 
 
 def recovery_rows(lab, progress: bool = False) -> pd.DataFrame:
-    """Chapter 6's damaged runs (matched damage) with the share of the damage undone, where the specimen's sweep
-    is stored (never trained from here: it takes the longest of any chapter); empty otherwise."""
+    """Chapter 6's damaged runs (matched damage) judged by its main criterion: the share of the damage undone at
+    the end *against the sham of the same layer* (fine-tuning's own drift taken out, as chapter 6 argues a
+    recovery must be read), where the specimen's sweep is stored (never trained from here: it takes the longest
+    of any chapter); empty otherwise."""
     try:
-        runs = recovery.compute(lab.read_only(), progress=progress)["runs"]
+        tables = recovery.compute(lab.read_only(), progress=progress)
     except NotStored:
         return pd.DataFrame()
-    damaged = runs[runs["kind"] == "damaged"]
+    damaged = recovery.judged_runs(tables, recovery.MAIN_CRITERION, lab.profile.n_boot)
     if "protocol" in damaged:
         damaged = damaged[damaged["protocol"] == damaged["protocol"].iloc[0]]
     return _with_depth(damaged, lab.specimen.name, lab.adapter.n_layers)

@@ -28,8 +28,8 @@ def atlas_figure(tables: dict[str, pd.DataFrame]):
     """Six panels: importance (with intervals: neighbour-mean ablation on the specimens, chapter 7's skip ablation
     on its trained models, dashed) and Block Influence against relative depth, for every specimen and those
     models; held-out R^2 of ridge and of the mean-layer baseline; the lag-1 delta correlation per component
-    against its layer-shuffled null; the alpha curve of the writers; and the share of the damage recovered where
-    chapter 6 was run."""
+    against its layer-shuffled null; the alpha curve of the writers; and the share of the damage undone against the
+    sham of the same layer (chapter 6's main criterion) where chapter 6 was run."""
     use_book_style()
     importance = tables["importance"]
     importance = importance[importance["mode"] == MODE]
@@ -93,8 +93,9 @@ def atlas_figure(tables: dict[str, pd.DataFrame]):
         mean = rows.groupby("depth", as_index=False)["recovered_fraction"].mean()
         rec.plot(mean["depth"], 100 * mean["recovered_fraction"], marker=marker, color=colour, label=name,
                  linewidth=1.3, markersize=4)
-    rec.set(xlabel="relative depth", ylabel="damage undone in the budget, %", ylim=(0, 100),
-            title="Recovery\n(matched damage)")
+    rec.set(xlabel="relative depth", ylabel="damage undone vs the sham, %",
+            title="Recovery, sham-corrected\n(matched damage)")
+    rec.set_ylim(min(0, rec.get_ylim()[0]), max(100, rec.get_ylim()[1]))
     not_run = tables.get("not_run", pd.DataFrame())
     for ax, measure in ((alpha, "alpha"), (rec, "recovery"), (pred, "predictability"), (struct, "structure")):
         missing = sorted(not_run.loc[not_run["measure"] == measure, "specimen"]) if not not_run.empty else []

@@ -98,3 +98,20 @@ def test_every_explanation_the_book_tests_is_stated_from_committed_results(book)
     for _, row in tested.iterrows():
         named = table[(table["chapter"] == row["chapter"]) & (table["Verdict"] == NOT_REPRODUCED)]["Claim"]
         assert row["claims not reproduced"] == ("; ".join(named) or "none")
+
+
+def test_the_atlas_draws_recovery_against_the_sham(real_specimen, committed_store):
+    """Chapter 8's recovery panel is chapter 6's main criterion (the share undone against the sham of the same
+    layer), not the raw share that chapter argues against."""
+    from anatomy_lib.atlas.compute import recovery_rows
+    from anatomy_lib.recovery import Criterion
+
+    lab = open_lab(real_specimen, "quick", progress=False)
+    rows = recovery_rows(lab)
+    tables = recovery_compute(lab.read_only(), progress=False)
+    protocol = rows["protocol"].iloc[0]
+    sham, raw = (judged_runs(tables, c, lab.profile.n_boot) for c in (MAIN_CRITERION, Criterion("baseline", 0.9)))
+    assert rows["recovered_fraction"].tolist() == pytest.approx(
+        sham.loc[sham["protocol"] == protocol, "recovered_fraction"].tolist())
+    assert rows["recovered_fraction"].tolist() != pytest.approx(
+        raw.loc[raw["protocol"] == protocol, "recovered_fraction"].tolist())

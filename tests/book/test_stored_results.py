@@ -161,3 +161,4 @@ def test_committed_gemma_results_are_what_the_book_reads(real_gemma):
                                                    "manipulate", "activations", "recovery"}]
     missing = [p for p in required if STORE.load(p.DIAGNOSTIC, lab.request(p)) is None]
     assert not missing, f"the atlas's measures are not all stored for Gemma (rerun them): {missing}"
+
