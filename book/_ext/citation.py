@@ -26,14 +26,20 @@ def _commit(root: Path) -> str:
     return done.stdout.strip() if done.returncode == 0 else "unknown (not built from a git checkout)"
 
 
+def book_entry(config, version: str, commit: str) -> str:
+    """The book's BibTeX entry from the Sphinx ``config``. Jupyter Book puts the book's title in ``html_title``
+    (Sphinx's ``project`` stays "Project name not set")."""
+    url = config.html_theme_options.get("repository_url", "")
+    return (f"@software{{anatomy_book,\n  title   = {{{config.html_title}: an open replication of "
+            f"arXiv:2603.19348}},\n  author  = {{{{{config.author}}}}},\n"
+            f"  year    = {{{config.copyright}}},\n  version = {{{version}}},\n"
+            f"  note    = {{commit {commit}}},\n  url     = {{{url}}}\n}}")
+
+
 class BookCitation(SphinxDirective):
     def run(self):
         root = Path(self.env.srcdir)
-        url = self.config.html_theme_options.get("repository_url", "")
-        book = (f"@software{{anatomy_book,\n  title   = {{{self.config.project}: an open replication of "
-                f"arXiv:2603.19348}},\n  author  = {{{{{self.config.author}}}}},\n"
-                f"  year    = {{{self.config.copyright}}},\n  version = {{{_version(root)}}},\n"
-                f"  note    = {{commit {_commit(root)}}},\n  url     = {{{url}}}\n}}")
+        book = book_entry(self.config, _version(root), _commit(root))
         block = nodes.literal_block(text=f"{PAPER}\n\n{book}", language="bibtex")
         return [block]
 

@@ -60,3 +60,20 @@ def test_a_failing_cell_fails_the_build_with_one_line_and_is_rerun(tmp_path):
     fixed = _build(tmp_path)
     assert fixed.returncode == 0, fixed.stdout[-2000:]
     assert "FAILED" not in fixed.stdout and not report.exists()
+
+
+def test_the_book_citation_carries_the_book_title():
+    """The intro's BibTeX is titled with the book's title (Jupyter Book's ``html_title``), not Sphinx's default
+    project name ("Project name not set")."""
+    from types import SimpleNamespace
+
+    import yaml
+
+    sys.path.insert(0, str(ROOT / "book" / "_ext"))
+    from citation import book_entry
+
+    title = yaml.safe_load((ROOT / "_config.yml").read_text())["title"]
+    config = SimpleNamespace(html_title=title, project="Project name not set", author="A", copyright="2026",
+                             html_theme_options={"repository_url": "https://example.org"})
+    entry = book_entry(config, "1.0", "abc")
+    assert f"title   = {{{title}: an open replication" in entry and "not set" not in entry
