@@ -23,7 +23,16 @@ from ..core.style import (
     use_book_style,
 )
 from .frontier_analysis import loss_table
+from .params import ARMS
 from .scaling import branch_finals, loss_by_budget, saturating
+
+
+def arm_colours(arms) -> dict:
+    """One colour per arm, the same in every figure of the chapter: the arms of ``ARMS`` keep their place in the
+    palette whichever subset a figure draws; other series (the frontier's fixed depths) take the colours after."""
+    others = [a for a in arms if a not in ARMS]
+    palette = sns.color_palette(PALETTE, len(ARMS) + len(others))
+    return {a: palette[ARMS.index(a)] if a in ARMS else palette[len(ARMS) + others.index(a)] for a in arms}
 
 
 def growth_curves_figure(curves, mean, events, paper_ratio: float | None = None, specimen_name: str | None = None):
@@ -32,7 +41,7 @@ def growth_curves_figure(curves, mean, events, paper_ratio: float | None = None,
     use_book_style()
     fig, ax = plt.subplots(figsize=(COLUMN, 4.4))
     arms = list(dict.fromkeys(curves["arm"]))
-    colours = dict(zip(arms, sns.color_palette(PALETTE, len(arms))))
+    colours = arm_colours(arms)
     styles = dict(zip(arms, ["-", "--", "-.", ":", "-", "--"]))
     for (arm, seed), run in curves[curves["flops"] > 0].groupby(["arm", "seed"], sort=False):
         ax.plot(run["flops"], run["val_loss"], color=colours[arm], linewidth=0.7, alpha=0.45)
@@ -88,8 +97,9 @@ def anatomy_comparison_figure(anatomy, specimen_name: str | None = None):
     """Chapter 2's skip-ablation importance map of trained models side by side (change with 95% interval)."""
     use_book_style()
     fig, ax = plt.subplots(figsize=(COLUMN, 4.4))
-    for (arm, rows), colour, marker in zip(anatomy.groupby("arm", sort=False), sns.color_palette(PALETTE), "osD^"):
-        band_curve(ax, "layer", rows, colour, marker, arm)
+    colours = arm_colours(list(dict.fromkeys(anatomy["arm"])))
+    for (arm, rows), marker in zip(anatomy.groupby("arm", sort=False), "osD^v"):
+        band_curve(ax, "layer", rows, colours[arm], marker, arm)
     symlog_axis(ax)
     depths = sorted({int(n) for n in anatomy.groupby("arm")["layer"].nunique()})
     ax.set(xlabel="layer (0-based)", ylabel="change when skipped (%), symlog",
@@ -124,7 +134,7 @@ def budget_sweep_figure(tables, fitted, cross: dict, base_budget: float, specime
     swept, continued = axes[0, 0], axes[0, 1] if beyond else None
     means = loss_by_budget(tables)
     arms = list(dict.fromkeys(finals["arm"]))
-    colours = dict(zip(arms, sns.color_palette(PALETTE, len(arms))))
+    colours = arm_colours(arms)
     markers = dict(zip(arms, "osD^v"))
     grid_in = np.geomspace(float(finals["multiple"].min()), largest, 60)
     grid_out = np.geomspace(largest, reach * 1.5, 60)
@@ -186,7 +196,7 @@ def frontier_figure(tables, c_star: float, specimen_name: str | None = None):
     table = loss_table(tables["finals"])
     arms = sorted(table["arm"].unique(), key=lambda a: (not a.startswith("depth"),
                                                          int(a.removeprefix("depth")) if a.startswith("depth") else a))
-    colours = dict(zip(arms, sns.color_palette(PALETTE, len(arms))))
+    colours = arm_colours(arms)
     markers = dict(zip(arms, ["o", "s", "D", "^", "v", "P", "X", "*"]))
     dodge = dict(zip(arms, np.geomspace(0.95, 1.05, len(arms))))
     fig, ax = plt.subplots(figsize=(COLUMN, 4.6))
@@ -217,7 +227,7 @@ def speedup_figure(speedups, paper_speedup: float, specimen_name: str | None = N
     use_book_style()
     arms = list(dict.fromkeys(speedups["arm"]))
     multiples = sorted(speedups["multiple"].unique())
-    colours = dict(zip(arms, sns.color_palette(PALETTE, len(arms) + 3)[3:]))
+    colours = arm_colours(arms)
     fig, ax = plt.subplots(figsize=(COLUMN, 3.8))
     width = 0.7 / max(len(arms), 1)
     for i, arm in enumerate(arms):

@@ -5,6 +5,7 @@
 // - no failed request, no console error, the page's HTML under 3 MB (it carries the widget state and figures;
 //   the scripts every page shares are reported, not counted);
 // - every figure shown at 90% or more of its natural width (figures are drawn for the content column);
+// - no table text under 11 px;
 // - no table wider than its container unless it sits in a scroll wrapper (overflow-x auto) no wider than the
 //   column;
 // - every internal link resolves, to a page that exists and, with a #fragment, to an element with that id;
@@ -30,6 +31,7 @@ const reportPath = process.argv[3];
 const shotsDir = process.argv[4];
 const MAX_BYTES = 3 * 1024 * 1024;
 const MIN_FIGURE_SHARE = 0.9;
+const MIN_TEXT_PX = 11; // the smallest table text a reader is asked to read
 const MIN_CONTROL_PX = { slider: 120, select: 60, button: 24 };
 const pages = fs.readdirSync(path.join(root, "book")).filter((f) => f.endsWith(".html")).sort();
 if (shotsDir) fs.mkdirSync(shotsDir, { recursive: true });
@@ -129,7 +131,7 @@ for (const name of pages) {
   await page.waitForTimeout(3000); // the widget manager renders after load
 
   // figures at (nearly) natural size; tables fit or scroll
-  const layout = await page.evaluate(({ share }) => {
+  const layout = await page.evaluate(({ share, minText }) => {
     const article = document.querySelector("article.bd-article") || document.querySelector("main");
     const column = article.clientWidth - parseFloat(getComputedStyle(article).paddingLeft) -
       parseFloat(getComputedStyle(article).paddingRight);
@@ -149,6 +151,16 @@ for (const name of pages) {
     for (const table of article.querySelectorAll("table")) {
       if (table.offsetParent === null) continue;
       counts.tables++;
+      // text a reader can read: nothing in a table under MIN_TEXT_PX
+      let smallest = Infinity, where = "";
+      for (const e of table.querySelectorAll("td, th, td *, th *")) {
+        if (!e.textContent.trim() || e.offsetParent === null) continue;
+        const px = parseFloat(getComputedStyle(e).fontSize);
+        if (px < smallest) { smallest = px; where = e.textContent.trim().slice(0, 30); }
+      }
+      if (smallest < minText - 0.05) {
+        out.push(`table text at ${smallest.toFixed(1)} px, under ${minText} px ("${where}")`);
+      }
       const width = table.getBoundingClientRect().width;
       const parent = table.parentElement.getBoundingClientRect().width;
       if (width <= column + 1 && width <= parent + 1) continue;
@@ -181,7 +193,7 @@ for (const name of pages) {
       if (!inert) out.push(`a live control looks active without a kernel (${control.tagName})`);
     }
     return { out, counts };
-  }, { share: MIN_FIGURE_SHARE });
+  }, { share: MIN_FIGURE_SHARE, minText: MIN_TEXT_PX });
   problems.push(...layout.out);
   const checked = { ...layout.counts, links: 0 };
 

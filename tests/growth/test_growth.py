@@ -235,3 +235,15 @@ def test_the_papers_losses_and_ours_on_one_scale():
     sentences = loss_scale_sentences(pd.DataFrame({"final_val_loss": [5.0, 4.5]}), lambda nats: nats / 2, 0.0123)
     assert f"{math.exp(PAPER['dev_loss']):.2f}" in sentences[0] and "perplexity of 90.0" in sentences[1]
     assert "2.25 bits per byte" in sentences[1] and "1.2%" in sentences[2]
+
+
+def test_an_arm_keeps_its_colour_in_every_figure():
+    """Chapter 7's figures draw different subsets of the arms; each arm keeps one colour (uniform was blue in one
+    figure and green in the next), and no two series of a figure share one."""
+    from anatomy_lib.growth.figures import arm_colours
+
+    every = arm_colours(["uniform", "shallow", "gstack", "developmental"])
+    some = arm_colours(["gstack", "uniform"])
+    assert some == {arm: every[arm] for arm in some}
+    frontier = arm_colours(["depth2", "depth4", "depth8", "gstack", "developmental", "random_source", "midas"])
+    assert len(set(frontier.values())) == 7 and frontier["gstack"] == every["gstack"]
