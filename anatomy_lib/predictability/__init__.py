@@ -22,7 +22,7 @@ from .compute import (
     substitution,
 )
 from .predictors import BASELINES, FORMULATIONS, baseline_predictions, predict_layers, r2_and_cosine
-from .report import PAPER, cosine_sentence, findings, paper_claims, show_table
+from .report import PAPER, cosine_sentence, findings, paper_claims, show_table, substitution_sentences
 
 Params = PredictabilityParams
 CHAPTER = Chapter(3, "03_predictability", "Predictability", Params, compute, paper_claims, findings,

@@ -77,6 +77,29 @@ def findings(tables: dict[str, pd.DataFrame], params=None, specimen_name: str = 
     return out
 
 
+def substitution_sentences(tables: dict[str, pd.DataFrame]) -> list[str]:
+    """Whether held-out R^2 orders the damage a substitution does: per substituted layer set, each predictor's
+    mean held-out R^2 (over components and layers) beside the perplexity change its predictions cause, and
+    whether the predictor with the highest R^2 is the one that costs least."""
+    fits = tables["fits"]
+    spec = fits[(fits["model"] == "specimen") & (fits["fit"] == "out-of-sample")]
+    r2 = spec.groupby("predictor")["r2"].mean()
+    sub = tables["substitution"]
+    out = []
+    for layers, group in sub[(sub["fit"] == "out-of-sample") & sub["predictor"].isin(r2.index)].groupby(
+            "layers", sort=False):
+        if len(group) < 2:
+            continue
+        best, least = r2[group["predictor"]].idxmax(), group.loc[group["change_pct"].idxmin(), "predictor"]
+        parts = [f"{r.predictor} (held-out R^2 {r2[r.predictor]:+.2f}) {r.change_pct:+,.0f}%"
+                 for r in group.itertuples()]
+        verdict = (f"the predictor with the highest R^2 ({best}) is also the one that costs least" if best == least
+                   else f"the predictor with the highest R^2 ({best}) is not the one that costs least ({least}): "
+                        "a low held-out R^2 does not by itself explain the damage")
+        out.append(f"Substituting layer(s) {layers}: " + "; ".join(parts) + f"; {verdict}.")
+    return out
+
+
 def cosine_sentence(fits: pd.DataFrame) -> str:
     """What the cosine similarities of the fits say, in one sentence (their table would be a page of zeros):
     the range of the held-out fits' mean cosine over every model, predictor and component, against the in-sample
