@@ -26,9 +26,11 @@ CLASS_HATCH = {"anti-layer": "//", "undetermined": ".."}
 
 
 def class_colours() -> dict[str, tuple]:
+    """One colour per anatomy class from the colour-blind palette; "undetermined" is its brown, not its yellow,
+    which a line on white hides."""
     colours = sns.color_palette(PALETTE)
     return dict(zip(CLASS_ORDER, [colours[3], colours[0], colours[2], colours[4], colours[7], colours[1],
-                                  colours[8]]))
+                                  colours[5]]))
 
 
 def _paper_index(layers, paper_one_based: bool) -> list[int]:

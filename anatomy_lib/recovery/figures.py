@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+from matplotlib.lines import Line2D
 
 from ..core.style import COLUMN, PAPER_STYLE, finish_figure, label_points, legend_below, use_book_style
 from ..importance.figures import class_colours
@@ -10,49 +11,71 @@ from .analysis import at_sigma
 
 def recovery_curves_figure(curves, classes: dict, tolerance: float | None = None, specimen_name: str | None = None,
                            judged=None):
-    """Excess NLL against fine-tuning step, one line per damaged run coloured by its chapter-2 class and marked
-    per layer (a second noise seed is drawn fainter; a fixed-noise run dotted, labelled with its sigma), the
-    sham of each layer in black, dashed: the gap between a damaged run and its sham is what recovery is judged
-    on. ``judged`` (``analysis.judged_runs``) marks where each run counts as recovered; ``tolerance`` shades the
-    older unpaired band."""
+    """Excess NLL against fine-tuning step, one small panel per layer (on shared axes): its damaged runs in its
+    chapter-2 class's colour (a second noise seed fainter; a fixed-noise run dotted) and the sham of the same
+    layer dashed in the same colour, so that the gap recovery is judged on is read inside one panel. ``judged``
+    (``analysis.judged_runs``) marks where a run counts as recovered; ``tolerance`` shades the older unpaired
+    band."""
     use_book_style()
-    fig, ax = plt.subplots(figsize=(COLUMN, 4.6))
+    layers = sorted(int(l) for l in curves["layer"].unique())
+    columns = min(3, len(layers))
+    rows = -(-len(layers) // columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(COLUMN, 1.9 * rows + 1.2), sharex=True, sharey=True,
+                             squeeze=False)
     colours = class_colours()
-    markers = dict(zip(sorted(curves["layer"].unique()), "osD^v<>pXh*P" * 3))
-    if tolerance is not None:
-        ax.axhspan(-tolerance, tolerance, color="grey", alpha=0.15, label=f"within {tolerance:.3f} nats (unpaired)")
-    labelled = set()
     protocol = curves["protocol"] if "protocol" in curves else "matched"
-    marked = False
-    for (layer, kind, how, seed, sigma), run in curves.assign(protocol=protocol).groupby(
-            ["layer", "kind", "protocol", "noise_seed", "sigma"], sort=True):
-        if kind == "sham":
-            ax.plot(run["step"], run["excess_nll"], color="black", linestyle="--", linewidth=1.3,
-                    marker=markers[layer], label=f"sham of L{layer} (no noise)")
-            continue
+    curves = curves.assign(protocol=protocol)
+    recovered_label = ""
+    for ax, layer in zip(axes.flat, layers):
         cls = classes.get(layer, "")
-        key = (layer, how)
-        first = key not in labelled
-        labelled.add(key)
-        name = f"L{layer} ({cls})" + (f", fixed sigma {sigma:g}" if how == "fixed" else "")
-        ax.plot(run["step"], run["excess_nll"], color=colours.get(cls, "grey"), marker=markers[layer],
-                markersize=4.5, linewidth=1.4, alpha=1.0 if first else 0.45,
-                linestyle=":" if how == "fixed" else "-", label=name if first else None)
-        if judged is not None:
-            hit = judged[(judged["layer"] == layer) & (judged["protocol"] == how) & (judged["noise_seed"] == seed)
-                         & at_sigma(judged, sigma) & judged["recovered"]]
-            if len(hit):
-                step = hit["steps_to_recover"].iloc[0]
-                y = run.loc[run["step"] == step, "excess_nll"]
-                ax.scatter([step], y, marker="*", s=160, color="black", zorder=5,
-                           label=f"recovered ({hit['criterion'].iloc[0]})" if not marked else None)
-                marked = True
-    ax.set_xscale("symlog", linthresh=10)
-    ax.axhline(0, color="black", linewidth=0.8)
-    ax.set(xlabel="fine-tuning step (symlog: linear below 10)", ylabel="NLL above baseline (nats)",
-           title="Recovery after damage:\nexcess NLL on the evaluation blocks")
-    legend_below(ax, "", ncol=2)
-    return finish_figure(fig, "", specimen_name)
+        colour = colours.get(cls, "grey")
+        if tolerance is not None:
+            ax.axhspan(-tolerance, tolerance, color="grey", alpha=0.15)
+        seen = set()
+        for (kind, how, seed, sigma), run in curves[curves["layer"] == layer].groupby(
+                ["kind", "protocol", "noise_seed", "sigma"], sort=True):
+            if kind == "sham":
+                ax.plot(run["step"], run["excess_nll"], color=colour, linestyle="--", linewidth=1.4)
+                continue
+            first = how not in seen
+            seen.add(how)
+            ax.plot(run["step"], run["excess_nll"], color=colour, linewidth=1.5, alpha=1.0 if first else 0.45,
+                    linestyle=":" if how == "fixed" else "-", marker="o", markersize=2.5)
+            if how == "fixed":  # several sigmas share a panel: each line says its own
+                ax.annotate(f"σ {sigma:g}", (run["step"].iloc[-1], run["excess_nll"].iloc[-1]), fontsize=8,
+                            xytext=(2, 0), textcoords="offset points", va="center", color=colour)
+            if judged is not None:
+                hit = judged[(judged["layer"] == layer) & (judged["protocol"] == how)
+                             & (judged["noise_seed"] == seed) & at_sigma(judged, sigma) & judged["recovered"]]
+                if len(hit):
+                    step = hit["steps_to_recover"].iloc[0]
+                    ax.scatter([step], run.loc[run["step"] == step, "excess_nll"], marker="*", s=110,
+                               color="black", zorder=5)
+                    recovered_label = f"recovered ({hit['criterion'].iloc[0]})"
+        ax.axhline(0, color="black", linewidth=0.6)
+        ax.set_title(f"L{layer} ({cls})" if cls else f"L{layer}", fontsize=9)
+    for ax in axes.flat[len(layers):]:
+        ax.set_visible(False)
+    for ax in axes.flat:
+        ax.set_xscale("symlog", linthresh=10)
+    for ax in axes[-1]:
+        ax.set_xlabel("step (symlog)")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("NLL above\nbaseline (nats)")
+    # the legend explains line styles (each panel's colour is its layer's class, named in its title)
+    styles = [("-", 1.0, "damaged, first noise seed"), ("-", 0.45, "damaged, further noise seeds"),
+              ("--", 1.0, "sham of the same layer (no noise)")]
+    if (curves["protocol"] == "fixed").any():
+        styles.append((":", 1.0, "damaged, fixed sigma"))
+    proxies = [Line2D([], [], color="0.3", linestyle=style, alpha=alpha, linewidth=1.5, label=label)
+               for style, alpha, label in styles]
+    if recovered_label:
+        proxies.append(Line2D([], [], color="black", marker="*", markersize=10, linestyle="none",
+                              label=recovered_label))
+    fig.legend(handles=proxies, ncol=2, frameon=False, loc="upper center", bbox_to_anchor=(0.5, 0.0)) \
+        .set_in_layout(False)
+    return finish_figure(fig, "Recovery after damage: each layer beside its sham\n(colour: the layer's chapter-2 "
+                         "class)", specimen_name)
 
 
 def recovery_vs_importance_figure(layers, importance_table, budget: int, specimen_name: str | None = None):
