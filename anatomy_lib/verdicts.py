@@ -159,18 +159,21 @@ def verdict_counts(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def book_table(table: pd.DataFrame):
-    """A ``book_claims`` table for reading: the note under each claim in small type, specimen and profile in
-    one column, verdicts coloured (with their text); render with ``to_html(escape=False)``."""
+    """A ``book_claims`` table for reading: the note and the rule under each claim in small type, the specimen
+    and profile in the verdict's header (a column of their own only where rows differ), verdicts coloured (with
+    their text); render with ``to_html(escape=False)``."""
     def column(name):
         return table[name].fillna("") if name in table else pd.Series("", index=table.index)
 
-    def claim_cell(claim, note, control, because, experiment, kind) -> str:
+    def claim_cell(claim, note, control, because, experiment, kind, rule) -> str:
         cell = html.escape(claim)
         if experiment or kind:
             cell += "<br><small><b>experiment:</b> " + html.escape(" · ".join(x for x in (experiment, kind) if x)) \
                 + "</small>"
         if note:
             cell += f"<br><small>{html.escape(note)}</small>"
+        if rule:
+            cell += f"<br><small><b>rule:</b> {html.escape(rule)}</small>"
         if control:
             cell += f"<br><small><b>held to:</b> {html.escape(control)}</small>"
         if because:
@@ -180,15 +183,20 @@ def book_table(table: pd.DataFrame):
     def verdict_of(verdict, caveat) -> str:
         return verdict_cell(verdict, "", caveat)
 
+    # one specimen and profile for every row (the usual case) is said once, in the verdict's header, instead of a
+    # column that repeats it and takes the room the further specimens' columns need
+    where = [f"{html.escape(s)}, {p}" for s, p in zip(table["specimen"], table["profile"])]
+    verdict = f"Verdict ({where[0]})" if len(set(where)) == 1 else "Verdict"
     shown = pd.DataFrame({
         "Section": table["section"],
         "Claim": [claim_cell(*parts) for parts in zip(table["Claim"], table["Note"], column("Control"),
-                                                       column("Because"), column("Experiment"), column("Kind"))],
+                                                       column("Because"), column("Experiment"), column("Kind"),
+                                                       column("Rule"))],
         "Paper": table["Paper"].map(html.escape), "Ours": table["Ours"].map(html.escape),
-        "Verdict": [verdict_of(v, c) for v, c in zip(table["Verdict"], column("Checkpoint"))],
-        SURVIVES_COLUMN: [verdict_cell(s, "", "") if s else "-" for s in column("Survives")],
-        "Rule": table["Rule"],
-        "Specimen, profile": [f"{html.escape(s)}, {p}" for s, p in zip(table["specimen"], table["profile"])]})
+        verdict: [verdict_of(v, c) for v, c in zip(table["Verdict"], column("Checkpoint"))],
+        SURVIVES_COLUMN: [verdict_cell(s, "", "") if s else "-" for s in column("Survives")]})
+    if len(set(where)) > 1:
+        shown["Specimen, profile"] = where
     for name in other_specimens(table):  # a claims_by_specimen table: one more column per specimen
         shown[f"{name} ({GENERALITY})"] = [
             verdict_cell(row[f"{name}: verdict"], row[f"{name}: ours"], specimen_note(row, name, with_test=False))

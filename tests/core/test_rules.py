@@ -128,7 +128,10 @@ def test_claims_tables_render_for_a_page():
     assert 'class="anatomy-claims"' in verdicts.book_table(book).to_html(escape=False)
     # every body cell names its column, so a narrow page can show each claim as a card of labelled lines
     page = verdicts.book_table(book).to_html()
-    assert page.count('data-label="Verdict"') == 2 and page.count("<td ") == page.count("data-label=")
+    assert page.count('data-label="Verdict (s, quick)"') == 2 and page.count("<td ") == page.count("data-label=")
+    assert "Specimen, profile" not in page  # one specimen and profile: said once, in the verdict's header
+    mixed = verdicts.book_table(book.assign(profile=["quick", "paper"])).to_html()
+    assert mixed.count('data-label="Specimen, profile"') == 2
     assert html.count('data-label="Note"') == 2
     assert verdicts.verdict_counts(book).loc["findings, chapters 2-7"].sum() == 2
     assert verdicts.headline(book)[0].startswith("Of the paper's 2")
