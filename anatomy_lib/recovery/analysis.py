@@ -97,7 +97,7 @@ class Criterion:
 
     @property
     def short_label(self) -> str:
-        """The label in a table's few words: the rule, then what it is measured against."""
+        """The label in few words, for a table (the rule, then what it is measured against)."""
         rule = f"{self.share:.0%} undone" if self.share is not None else "paired interval"
         return f"{rule} vs {'sham' if self.reference == 'sham' else 'intact'}"
 
