@@ -160,8 +160,8 @@ def verdict_counts(table: pd.DataFrame) -> pd.DataFrame:
 
 def book_table(table: pd.DataFrame):
     """A ``book_claims`` table for reading: the note and the rule under each claim in small type, the specimen
-    and profile in the verdict's header (a column of their own only where rows differ), verdicts coloured (with
-    their text); render with ``to_html(escape=False)``."""
+    and profile most rows share in the verdict's header (a row measured elsewhere says so under its verdict),
+    verdicts coloured (with their text); render with ``to_html(escape=False)``."""
     def column(name):
         return table[name].fillna("") if name in table else pd.Series("", index=table.index)
 
@@ -183,20 +183,21 @@ def book_table(table: pd.DataFrame):
     def verdict_of(verdict, caveat) -> str:
         return verdict_cell(verdict, "", caveat)
 
-    # one specimen and profile for every row (the usual case) is said once, in the verdict's header, instead of a
-    # column that repeats it and takes the room the further specimens' columns need
-    where = [f"{html.escape(s)}, {p}" for s, p in zip(table["specimen"], table["profile"])]
-    verdict = f"Verdict ({where[0]})" if len(set(where)) == 1 else "Verdict"
+    # the specimen and profile most rows share are said once, in the verdict's header; a row measured elsewhere
+    # (chapter 7's trained models) says its own under its verdict, instead of a column that repeats one name on
+    # every row and takes the room the further specimens' columns need
+    where = pd.Series([f"{s}, {p}" for s, p in zip(table["specimen"], table["profile"])], index=table.index)
+    usual = where.mode().iloc[0]
     shown = pd.DataFrame({
         "Section": table["section"],
         "Claim": [claim_cell(*parts) for parts in zip(table["Claim"], table["Note"], column("Control"),
                                                        column("Because"), column("Experiment"), column("Kind"),
                                                        column("Rule"))],
         "Paper": table["Paper"].map(html.escape), "Ours": table["Ours"].map(html.escape),
-        verdict: [verdict_of(v, c) for v, c in zip(table["Verdict"], column("Checkpoint"))],
+        f"Verdict ({html.escape(usual)})": [
+            verdict_of(v, "; ".join(x for x in (c, "" if w == usual else f"on {w}") if x))
+            for v, c, w in zip(table["Verdict"], column("Checkpoint"), where)],
         SURVIVES_COLUMN: [verdict_cell(s, "", "") if s else "-" for s in column("Survives")]})
-    if len(set(where)) > 1:
-        shown["Specimen, profile"] = where
     for name in other_specimens(table):  # a claims_by_specimen table: one more column per specimen
         shown[f"{name} ({GENERALITY})"] = [
             verdict_cell(row[f"{name}: verdict"], row[f"{name}: ours"], specimen_note(row, name, with_test=False))
