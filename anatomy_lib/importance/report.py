@@ -380,8 +380,7 @@ def threshold_sensitivity(tables: dict[str, pd.DataFrame], params: ImportancePar
         def claims_at(value, parameter=parameter):
             moved = replace(thresholds, **{parameter: value})
             table = tables[params.mode]
-            reclassified = {**tables, params.mode: table.assign(class_=classify(table, len(table), moved))
-                            .drop(columns="class").rename(columns={"class_": "class"})}
+            reclassified = {**tables, params.mode: table.assign(**{"class": classify(table, len(table), moved)})}
             return paper_claims(reclassified, params, paper_one_based, moved)
         parts.append(v.sensitivity(claims_at, values, parameter, getattr(thresholds, parameter)))
     return pd.concat(parts, ignore_index=True)
