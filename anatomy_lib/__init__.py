@@ -5,7 +5,8 @@ Packages, dependencies strictly downward: ``core`` (everything chapters share; i
 package per chapter named like it (``specimen``, ``importance``, ``predictability``, ``structure``,
 ``manipulation``, ``recovery``, ``growth``; manipulation, recovery and growth build on importance) and
 ``quantisation`` (chapters 3, 4 and 7's statistics on quantised copies, over those chapters); above them
-``verdicts`` (chapter 9: every claim judged), then ``atlas`` (chapter 8: the specimens side by side, with chapter
+``verdicts`` (chapter 9: every claim judged) and ``own_model`` (the page "Dissect your own model", over
+chapters 3 and 4), then ``atlas`` (chapter 8: the specimens side by side, with chapter
 9's verdicts); on top ``exercises`` (the self-checking exercises), ``seminar`` (the seminar guide),
 ``paper_run`` (every chapter at one profile in one process), ``cli`` and ``benchmark``.
 ``tests/test_layering.py`` checks these rules on every import.

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import sys
 import time
 import types
 import typing
 from dataclasses import MISSING, fields, replace
+from pathlib import Path
 
 import pandas as pd
 import torch
@@ -408,6 +410,40 @@ def cmd_quantisation_null(args) -> int:
     return 0
 
 
+def cmd_dissect(args) -> int:
+    from tqdm.auto import tqdm
+
+    from .core.dissection import dissect
+
+    with tqdm(total=1, desc="dissect", unit="step") as bar:
+        def progress(done, total, label):
+            bar.total = total
+            bar.set_postfix_str(label)
+            bar.update(done - bar.n)
+
+        result = dissect(args.file, on_progress=progress)
+    model = result["model"]
+    print(f"{model['name']}: {model['architecture']}, {model['n_layers']} layers, formats {model['formats']}, "
+          f"in {result['seconds']:.1f} s")
+    ridge = pd.DataFrame(result["ridge"]).pivot_table(index="component", columns="predictor", values="r2",
+                                                       sort=False)
+    deltas = pd.DataFrame(result["deltas"]).groupby(["component", "model"], sort=False)["corr"].mean().unstack()
+    layers = pd.DataFrame(result["layers"]).groupby("component", sort=False)[["frobenius", "stable_rank"]].mean()
+    table = ridge.add_suffix(" R2 (held out)").join(deltas.add_prefix("lag-1 corr, ")).join(layers)
+    with pd.option_context("display.width", 200, "display.max_columns", 20):
+        print(table.to_string(float_format=lambda v: f"{v:.4f}"))
+    if args.json:
+        Path(args.json).write_text(json.dumps(result))
+        print(f"every row: {args.json}")
+    return 0
+
+
+def _dissect_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", help="a .gguf file (architectures: llama, qwen2, qwen3, gemma, gemma2, gemma3)")
+    parser.add_argument("--json", help="write every row (per layer and component) to this JSON file")
+    parser.add_argument("--debug", action="store_true", help="show the full traceback of an error")
+
+
 def _standalone_args(params_class, checkpoints: bool = False):
     """Options of a command that trains its own models (no specimen): profile, recompute, debug, the parameters,
     and (``checkpoints``) where to save and resume runs."""
@@ -472,13 +508,16 @@ COMMANDS = {
                         _frontier_args),
     "growth-events": (cmd_growth_events, "the first growth event of G_stack and the developmental arm under "
                       "clone-noise, optimiser and re-warm-up variants", _standalone_args(EventParams)),
+    "dissect": (cmd_dissect, "chapters 3 and 4 from a GGUF file's weights alone (what the page 'Dissect your own "
+                "model' computes in the browser): norms, stable rank, held-out ridge R^2, delta correlations",
+                _dissect_args),
     "quantisation-null": (cmd_quantisation_null, "chapters 3 and 4's weight statistics on chapter 7's fp32 models "
                           "and on their Q4_1 and Q4_K_M copies (retrains its models)",
                           _standalone_args(QuantisationParams)),
 }
 
 # commands that load no specimen
-STANDALONE = {"growth", "growth-budgets", "growth-frontier", "growth-events", "quantisation-null"}
+STANDALONE = {"growth", "growth-budgets", "growth-frontier", "growth-events", "quantisation-null", "dissect"}
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -11,7 +11,8 @@ CHAPTERS = {"specimen", "importance", "predictability", "structure", "manipulati
             "quantisation"}
 # floors above the chapters, in order: chapter 9 judges every chapter's claims; the atlas sets them side by side
 # per specimen, with chapter 9's verdicts
-ABOVE_CHAPTERS = {"verdicts": CHAPTERS, "atlas": CHAPTERS | {"verdicts"}}
+ABOVE_CHAPTERS = {"verdicts": CHAPTERS, "atlas": CHAPTERS | {"verdicts"},
+                  "own_model": {"predictability", "structure"}}  # the page "Dissect your own model"
 TOP = {"seminar", "exercises", "paper_run", "cli", "benchmark", "__main__", "__init__"}
 BUILDS_ON = {"manipulation": {"importance"}, "recovery": {"importance"}, "growth": {"importance"},
              "quantisation": {"growth", "importance", "predictability", "structure"}, **ABOVE_CHAPTERS}

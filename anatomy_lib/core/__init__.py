@@ -4,7 +4,9 @@ Read in this order: ``version`` and ``checks`` (the import guard, input checks),
 (device, sizes), ``distributed`` (torchrun), ``locks`` (file locks and shared-mode writes: two processes filling
 one cache or store), ``specimens`` (loading), ``adapter`` (one view of every model family), ``corpus`` (text and
 token blocks), ``surgery`` (reversible weight edits), ``nll`` (the one loss), ``engine`` (perplexity with a prefix
-cache), ``bootstrap`` and ``stats`` (intervals, rank correlations), ``flops`` (the one FLOP convention), ``gpu``
+cache), ``bootstrap`` and ``stats`` (intervals, rank correlations), ``weightspace``, ``gguf_weights`` and
+``dissection`` (chapters 3 and 4's weight statistics in numpy alone, a GGUF reader, and both on any GGUF file:
+what the in-browser page runs), ``flops`` (the one FLOP convention), ``gpu``
 (the one GPU-time convention), ``quantise`` (GGUF-style quantisers for the quantisation null), ``params`` and
 ``results`` (parameters, the store), ``estimate`` (the time a computation will take), ``lab`` (``Lab.measure``,
 the one way to measure an edit), ``generation`` and ``facts`` (continuations and their coherence), ``rules``

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.linear_model import Ridge
 
-from ..predictability.predictors import predict_layers, r2_and_cosine, random_projection
+from ..core.weightspace import predict_layers, r2_and_cosine, random_projection
 from .checking import Case, Exercise, differs
 
 PROJ_DIM, SEED = 8, 0
@@ -70,7 +70,7 @@ R2_STUB = '''def r2(predicted, actual):
 
 
 def r2(predicted, actual) -> float:
-    """The library's answer (``predictability.predictors.r2_and_cosine``)."""
+    """The library's answer (``core.weightspace.r2_and_cosine``)."""
     return r2_and_cosine(np.asarray(predicted, dtype=np.float64), np.asarray(actual, dtype=np.float64))[0]
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ..structure.compute import ANALYTIC_NULL, delta_correlations_of
+from ..core.weightspace import ANALYTIC_NULL
+from ..structure.compute import delta_correlations_of
 from .checking import Case, Exercise, differs
 
 # ---- the lag-1 delta correlation ----------------------------------------------------------------------------
@@ -70,7 +71,7 @@ AR1_STUB = '''def ar1_delta_correlation(a):
 def ar1_delta_correlation(a: float) -> float:
     """The derivation's result: cov(D_l, D_(l+1)) = -(1 - a)^2 var(W) over var(D) = 2 (1 - a) var(W) gives
     -(1 - a) / 2; at a = 0 it is the chapter's analytic null for independent layers
-    (``structure.compute.ANALYTIC_NULL``)."""
+    (``core.weightspace.ANALYTIC_NULL``)."""
     return -(1 - a) / 2
 
 

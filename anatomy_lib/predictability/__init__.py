@@ -1,17 +1,19 @@
 """Chapter 3, weight predictability: one module per job, read in this order.
 
-- ``predictors``: predictors of a layer's weights from earlier layers: ridge in two formulations, and the two
-  baselines any predictor must beat (the formulations are described in ``compute``)
 - ``compute``: can layer l+1's weights be predicted from earlier layers'?
 - ``report``: in sentences and verdicts
 - ``figures``: R^2 per component against the baselines and nulls, the ridge sweep, one layer's fit
 - ``explorers``: chapter 3's explorers: pick a component and a layer, see its predicted against its real weights
+
+The predictors themselves (ridge in two formulations, the two baselines) are numpy-only, in
+``core.weightspace``, shared with the in-browser page "Dissect your own model".
 
 Everything a notebook calls is re-exported here, so a chapter imports one package; ``Params``, ``compute``,
 ``paper_claims``, ``findings`` and ``CHAPTER`` are the chapter protocol (``core.chapter``).
 """
 from ..core.chapter import Chapter
 from ..core.lazy import lazy_exports
+from ..core.weightspace import BASELINES, FORMULATIONS, baseline_predictions, predict_layers, r2_and_cosine
 from .compute import (
     PredictabilityParams,
     compute,
@@ -21,7 +23,6 @@ from .compute import (
     substitute_predictions,
     substitution,
 )
-from .predictors import BASELINES, FORMULATIONS, baseline_predictions, predict_layers, r2_and_cosine
 from .report import PAPER, cosine_sentence, findings, paper_claims, show_table, substitution_sentences
 
 Params = PredictabilityParams

@@ -32,7 +32,15 @@ from tqdm.auto import tqdm
 from ..core.checks import one_of, positive_int, positive_number
 from ..core.params import DiagnosticParams, PaperLayers
 from ..core.specimens import random_like
-from .predictors import BASELINES, FORMULATIONS, baseline_predictions, predict_layers, r2_and_cosine
+from ..core.weightspace import (
+    BASELINES,
+    FORMULATIONS,
+    LayerGram,
+    baseline_predictions,
+    fit_rows,
+    held_out_scores,
+    predict_layers,
+)
 
 
 @dataclass(frozen=True)
@@ -40,7 +48,7 @@ class PredictabilityParams(DiagnosticParams):
     """The ridge fit (formulation, context, penalty, projection) and the layers swapped for predictions."""
 
     DIAGNOSTIC = "predictability"
-    VERSION = 2
+    VERSION = 3  # 3: ridge solved in numpy float64 (core.weightspace, shared with the in-browser page)
 
     formulation: str = field(default="layerwise", metadata={
         "choices": FORMULATIONS, "help": "a layer is a sample (layerwise) or a weight position is (elementwise)"})
@@ -74,19 +82,10 @@ def predictability_table(adapter, params: PredictabilityParams = PredictabilityP
     rows = []
     for component in tqdm(components, desc=f"ridge ({model})", disable=not progress, leave=False):
         weights = adapter.stacked(component, order).numpy()
-        for fit, in_sample in (("out-of-sample", False), ("in-sample", True)):
-            predicted = predict_layers(weights, params.formulation, params.context, params.ridge_alpha,
-                                       params.proj_dim, seed=params.seed, in_sample=in_sample)
-            for target, flat in predicted.items():
-                r2, cosine = r2_and_cosine(flat, weights[target])
-                rows.append({"model": model, "component": component, "layer": target, "predictor": "ridge",
-                             "fit": fit, "r2": r2, "cosine": cosine})
-        for baseline in BASELINES:
-            for target, flat in baseline_predictions(weights, baseline, range(params.context, len(weights))).items():
-                r2, cosine = r2_and_cosine(flat, weights[target])
-                rows.append({"model": model, "component": component, "layer": target, "predictor": baseline,
-                             "fit": "out-of-sample", "r2": r2, "cosine": cosine})
-    return pd.DataFrame(rows)
+        rows += [{"model": model, "component": component, **row}
+                 for row in fit_rows(weights, params.formulation, params.context, params.ridge_alpha,
+                                     params.proj_dim, params.seed)]
+    return pd.DataFrame(rows, columns=["model", "component", "layer", "predictor", "fit", "r2", "cosine"])
 
 
 def ridge_sweep(adapter, params: PredictabilityParams, progress: bool = True) -> pd.DataFrame:
@@ -97,11 +96,12 @@ def ridge_sweep(adapter, params: PredictabilityParams, progress: bool = True) ->
     rows = []
     for component in tqdm(adapter.matrix_names, desc="ridge sweep", disable=not progress, leave=False):
         weights = adapter.stacked(component).numpy()
+        gram = LayerGram(weights)
         for context, proj_dim in jobs:
-            predicted = predict_layers(weights, params.formulation, context, params.ridge_alpha, proj_dim,
-                                       seed=params.seed)
-            rows += [{"component": component, "layer": t, "context": context, "proj_dim": proj_dim,
-                      "r2": r2_and_cosine(flat, weights[t])[0]} for t, flat in predicted.items()]
+            scores = held_out_scores(weights, params.formulation, context, params.ridge_alpha, proj_dim,
+                                     params.seed, gram=gram)
+            rows += [{"component": component, "layer": t, "context": context, "proj_dim": proj_dim, "r2": r2}
+                     for t, (r2, _) in scores.items()]
     return pd.DataFrame(rows)
 
 
@@ -121,7 +121,7 @@ def substitution(params: PredictabilityParams, layers, in_sample: bool = False, 
                 predicted = baseline_predictions(weights, predictor, layers)
             for layer in layers:
                 shape = adapter.tensor(layer, component).shape
-                editor.replace(layer, component, torch.from_numpy(predicted[layer].reshape(shape)))
+                editor.replace(layer, component, torch.from_numpy(predicted[layer].reshape(shape)).float())
 
     return edit
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import ipywidgets as widgets
 
+from ..core.weightspace import predict_layers, r2_and_cosine
 from ..core.widgets import STATIC_CLASS, answer_html, figure_widget, linked_stacks, needs_kernel, redraw
 from .compute import PredictabilityParams
 from .figures import prediction_scatter, r2_by_layer_figure
-from .predictors import predict_layers, r2_and_cosine
 
 
 def prediction_explorer(specimen, params=None, component: str = "gate", layer: int = 15):

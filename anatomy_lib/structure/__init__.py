@@ -10,9 +10,8 @@ Everything a notebook calls is re-exported here, so a chapter imports one packag
 """
 from ..core.chapter import Chapter
 from ..core.lazy import lazy_exports
+from ..core.weightspace import ANALYTIC_NULL, LAGS
 from .compute import (
-    ANALYTIC_NULL,
-    LAGS,
     StructureParams,
     compute,
     delta_correlation_matrix,

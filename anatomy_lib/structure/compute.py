@@ -21,25 +21,17 @@ import torch.nn.functional as F
 from ..core.checks import positive_int
 from ..core.params import DiagnosticParams
 from ..core.specimens import random_like
-
-LAGS = (1, 2, 3)
-ANALYTIC_NULL = {1: -0.5, 2: 0.0, 3: 0.0}
+from ..core.weightspace import LAGS, correlation, delta_correlation_rows, shuffled_orders
 
 
 def _corr(a: torch.Tensor, b: torch.Tensor) -> float:
-    a = a.double() - a.double().mean()
-    b = b.double() - b.double().mean()
-    return float((a @ b) / (a.norm() * b.norm()))
+    return correlation(a.detach().reshape(-1).numpy(), b.detach().reshape(-1).numpy())
 
 
-def delta_correlations_of(weights: torch.Tensor, lags=LAGS) -> pd.DataFrame:
-    """corr(D_l, D_(l+k)) for a (layers, elements) stack: one row per (layer l, lag k)."""
-    deltas = weights[1:] - weights[:-1]
-    rows = []
-    for lag in lags:
-        for layer in range(len(deltas) - lag):
-            rows.append({"layer": layer, "lag": lag, "corr": _corr(deltas[layer], deltas[layer + lag])})
-    return pd.DataFrame(rows)
+def delta_correlations_of(weights, lags=LAGS) -> pd.DataFrame:
+    """corr(D_l, D_(l+k)) for a (layers, elements) stack (a tensor or an array): one row per (layer l, lag k),
+    computed by ``core.weightspace.delta_correlation_rows``, as in the in-browser page."""
+    return pd.DataFrame(delta_correlation_rows(np.asarray(weights), lags), columns=["layer", "lag", "corr"])
 
 
 def delta_correlations(adapter, components=None, lags=LAGS, order=None, model: str = "specimen") -> pd.DataFrame:
@@ -54,10 +46,8 @@ def delta_correlations(adapter, components=None, lags=LAGS, order=None, model: s
 
 def shuffled_null(adapter, n_shuffles: int = 5, seed: int = 0, components=None, lags=LAGS) -> pd.DataFrame:
     """The specimen's own weights in random layer orders: what is left when depth order carries nothing."""
-    rng = np.random.default_rng(seed)
     tables = []
-    for i in range(n_shuffles):
-        order = rng.permutation(adapter.n_layers).tolist()
+    for i, order in enumerate(shuffled_orders(adapter.n_layers, n_shuffles, seed)):
         tables.append(delta_correlations(adapter, components, lags, order, model="layer-shuffled")
                       .assign(shuffle=i))
     return pd.concat(tables, ignore_index=True)

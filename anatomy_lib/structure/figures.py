@@ -14,7 +14,7 @@ from ..core.style import (
     shared_legend,
     use_book_style,
 )
-from .compute import ANALYTIC_NULL as analytic
+from ..core.weightspace import ANALYTIC_NULL as analytic
 
 
 def delta_correlation_figure(weights, specimen_name: str | None = None):

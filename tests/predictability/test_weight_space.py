@@ -9,7 +9,7 @@ from conftest import state_hash
 
 from anatomy_lib import predictability as pred
 from anatomy_lib import structure as st
-from anatomy_lib.predictability import predictors
+from anatomy_lib.core import weightspace
 
 
 def test_independent_layers_give_minus_one_half():
@@ -128,9 +128,9 @@ def test_layerwise_ridge_equals_a_direct_sklearn_fit():
 
     rng = np.random.default_rng(5)
     weights = rng.standard_normal((12, 500)).astype(np.float32)
-    model = predictors._Layerwise(weights, context=2, ridge_alpha=0.7, proj_dim=16, seed=0)
-    pairs = predictors._pairs(12, 2)
+    model = weightspace._Layerwise(weights, ridge_alpha=0.7, proj_dim=16, seed=0)
+    pairs = weightspace.layer_pairs(12, 2)
     train, target = pairs[:-1], pairs[-1]
     x = np.stack([model._x(s) for s, _ in train])
     direct = Ridge(alpha=0.7).fit(x, np.stack([weights[t] for _, t in train])).predict(model._x(target[0])[None])[0]
-    np.testing.assert_allclose(model.predict(train, target), direct, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(model.predict(train, target), direct, rtol=1e-9, atol=1e-12)
