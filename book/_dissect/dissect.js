@@ -98,7 +98,8 @@
     const step = niceStep((hi - lo) / 5);
     for (let t = Math.ceil(lo / step) * step; t <= hi; t += step) {
       add("line", { x1: m.left, x2: width - m.right, y1: y(t), y2: y(t), stroke: "#e3e3e3" });
-      add("text", { x: m.left - 6, y: y(t) + 4, "text-anchor": "end", "font-size": 12 }, fmt(t, step < 0.1 ? 2 : 1));
+      add("text", { x: m.left - 6, y: y(t) + 4, "text-anchor": "end", "font-size": 12 },
+          fmt(t, step >= 1 ? 0 : step < 0.1 ? 2 : 1));
     }
     for (const t of [0, 0.25, 0.5, 0.75, 1]) {
       add("text", { x: x(t), y: height - m.bottom + 16, "text-anchor": "middle", "font-size": 12 }, String(t));
@@ -117,7 +118,7 @@
       add("line", { x1: m.left, x2: width - m.right, y1: y(line.y), y2: y(line.y), stroke: "#333",
                     "stroke-dasharray": "2 3", "stroke-width": 1.2 });
     }
-    for (const s of series) {
+    for (const s of [...series].reverse()) {  // the model under study, first in the legend, is drawn on top
       const pts = s.points.slice().sort((a, b) => a[0] - b[0]).filter((p) => Number.isFinite(p[1]));
       add("polyline", { points: pts.map((p) => `${x(p[0])},${y(p[1])}`).join(" "), fill: "none", stroke: s.colour,
                         "stroke-width": s.bold ? 2.4 : 1.6, "stroke-dasharray": s.dash ? "6 4" : "none" });
@@ -198,8 +199,8 @@
   }
 
   function summary() {
-    const head = ["component", "shape", "format", "ridge R² (held out)", "previous layer R²", "mean layer R²",
-                  "lag-1 corr", "shuffled null", "stable rank"];
+    const head = ["component", "shape", "format", "ridge R²", "previous layer R²", "mean layer R²", "lag-1 corr",
+                  "shuffled null", "stable rank"];
     const rows = Object.keys(current.ridge).map((c) => {
       const r = current.ridge[c] || {};
       const avg = (name) => mean((r[name] || []).map((p) => p[1]));
@@ -212,7 +213,8 @@
                 : "–", layers.length ? fmt(mean(layers.map((l) => l.stable_rank)), 1) : "not stored"];
     });
     const table = document.createElement("table");
-    table.innerHTML = `<caption>${current.label}: means over layers, per component</caption><thead><tr>${
+    table.innerHTML = `<caption>${current.label}: means over layers, per component (R² held out; the null: the range over ${
+      reference.params.n_shuffles} shuffled orders)</caption><thead><tr>${
       head.map((h) => `<th>${h}</th>`).join("")}</tr></thead><tbody>${rows.map((r) => `<tr>${
       r.map((v) => `<td>${v}</td>`).join("")}</tr>`).join("")}</tbody>`;
     ui.table.replaceChildren(table);
@@ -265,14 +267,14 @@
         for (const key of ["layers", "ridge", "deltas"]) partial[key].push(...tables[key]);
         partial.model.n_layers = Math.max(...tables.layers.map((r) => r.layer)) + 1;
         if (state.firstComponentMs === undefined) state.firstComponentMs = performance.now() - started;
-        show(fromRows(file.name, partial));
+        show(fromRows(`${file.name} (your file)`, partial));
       } else if (data.kind === "done") {
         state.result = JSON.parse(data.result);
         state.totalMs = performance.now() - started;
         state.heapBytes = data.heapBytes;
         state.state = "done";
-        show(fromRows(`${state.result.model.name} (your file)`, state.result));
-        stop(`Done: ${state.result.model.architecture}, ${state.result.model.n_layers} layers, ` +
+        show(fromRows(`${file.name} (your file)`, state.result));
+        stop(`Done: ${state.result.model.name}, ${state.result.model.architecture}, ${state.result.model.n_layers} layers, ` +
              `${state.result.model.components.length} components, in ${(state.totalMs / 1000).toFixed(1)} s.`);
       } else if (data.kind === "error") {
         Object.assign(state, { state: "error", error: data.text });

@@ -1,6 +1,6 @@
 """Every docstring the API page renders is valid reStructuredText.
 
-The API page (``book/api.md``) renders the library's docstrings with Sphinx's autodoc, and the strict build
+The API pages (``book/api/``) renders the library's docstrings with Sphinx's autodoc, and the strict build
 (``make book-strict``) fails on the first docutils error in one of them (an unexpected indentation, a ``|x|``
 read as a substitution). The strict build takes minutes; this test parses the same docstrings with docutils in
 about a second, so such a slip fails ``make test`` instead.

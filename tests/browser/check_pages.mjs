@@ -33,7 +33,8 @@ const MAX_BYTES = 3 * 1024 * 1024;
 const MIN_FIGURE_SHARE = 0.9;
 const MIN_TEXT_PX = 11; // the smallest table text a reader is asked to read
 const MIN_CONTROL_PX = { slider: 120, select: 60, button: 24 };
-const pages = fs.readdirSync(path.join(root, "book")).filter((f) => f.endsWith(".html")).sort();
+// every page under book/, the API's per-package pages (book/api/) included
+const pages = fs.readdirSync(path.join(root, "book"), { recursive: true }).filter((f) => f.endsWith(".html")).sort();
 if (shotsDir) fs.mkdirSync(shotsDir, { recursive: true });
 
 const browser = await chromium.launch({
@@ -254,7 +255,7 @@ for (const name of pages) {
     }
     if (!moves.some((m) => m.explorer === i)) problems.push(`explorer ${i} has no visible control`);
   }
-  if (shotsDir) await page.screenshot({ path: path.join(shotsDir, `${name.replace(".html", "")}-1280.png`), fullPage: true });
+  if (shotsDir) await page.screenshot({ path: path.join(shotsDir, `${name.replace(".html", "").replaceAll("/", "-")}-1280.png`), fullPage: true });
 
   // at a phone's width, the explorers' controls keep a usable width
   await page.setViewportSize({ width: 420, height: 900 });
@@ -282,7 +283,7 @@ for (const name of pages) {
     return out;
   }, MIN_CONTROL_PX);
   problems.push(...new Set(narrow));
-  if (shotsDir) await page.screenshot({ path: path.join(shotsDir, `${name.replace(".html", "")}-420.png`), fullPage: true });
+  if (shotsDir) await page.screenshot({ path: path.join(shotsDir, `${name.replace(".html", "").replaceAll("/", "-")}-420.png`), fullPage: true });
 
   const bytes = [...sizes.values()].reduce((a, b) => a + b, 0);
   const entry = { page: name, bytes, html_bytes: fs.statSync(file).size, failed, errors, problems, checked,
