@@ -35,7 +35,7 @@ def page_html(reference: dict, assets: str = ASSETS) -> str:
     <label>Component: <select class="anatomy-dissect-component" aria-label="component"></select></label>
     <button type="button" class="anatomy-dissect-download" hidden>Download every number (CSV)</button>
     <div class="anatomy-dissect-charts"></div>
-    <div class="anatomy-dissect-table"></div>
+    <div class="anatomy-dissect-table anatomy-table"></div>
   </div>
   <script type="application/json" id="anatomy-dissect-reference">{data}</script>
   <script src="{html.escape(assets)}dissect.js" defer></script>
