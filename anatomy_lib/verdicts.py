@@ -228,6 +228,27 @@ def experiments(table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["chapter", "experiment", "claims", "standing", "rows"])
 
 
+# The paper's three central claims, in the order its abstract makes them: an anatomy (a critical core), a paradox
+# (predictable weights that cannot be substituted), and the method it derives (growth training).
+KEY_CLAIMS = ((2, "critical core"), (3, "R^2 of gate, held-out layers"),
+              (7, "developmental vs uniform: validation loss at matched FLOPs"))
+
+
+def key_findings(table: pd.DataFrame) -> list[str]:
+    """The paper's three central claims (``KEY_CLAIMS``) as the book finds them, one sentence each, linked to the
+    section that computes it: for the introduction's summary."""
+    out = []
+    for chapter, claim in KEY_CLAIMS:
+        rows = table[(table["chapter"] == chapter) & (table["Claim"] == claim)]
+        if not len(rows):
+            continue
+        row = rows.iloc[0]
+        page = next(c.page for c in CHAPTERS if c.number == chapter)
+        out.append(f'<a href="{page}.html#{SECTION}">{claim.replace("R^2", "R²")}</a> (chapter {chapter}): the '
+                   f"paper's {row['Paper']}; this book's {row['Ours']} ({row['specimen']}): **{row['Standing']}**.")
+    return out
+
+
 def headline(table: pd.DataFrame) -> list[str]:
     """The book's verdict in sentences, computed from a ``book_claims`` (or ``claims_by_specimen``) table: the
     paper's experiments counted once each (``experiments``), the claims beside them, a measurement and its

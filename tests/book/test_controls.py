@@ -115,3 +115,15 @@ def test_the_atlas_draws_recovery_against_the_sham(real_specimen, committed_stor
         sham.loc[sham["protocol"] == protocol, "recovered_fraction"].tolist())
     assert rows["recovered_fraction"].tolist() != pytest.approx(
         raw.loc[raw["protocol"] == protocol, "recovered_fraction"].tolist())
+
+
+def test_the_introductions_key_findings_are_the_verdicts_table_rows(book):
+    """The intro's three sentences name each key claim's standing exactly as chapter 9's table has it, and link to
+    the chapter section that computes it."""
+    _, table = book
+    sentences = verdicts.key_findings(table)
+    assert len(sentences) == len(verdicts.KEY_CLAIMS)
+    for sentence, (chapter, claim) in zip(sentences, verdicts.KEY_CLAIMS):
+        row = table[(table["chapter"] == chapter) & (table["Claim"] == claim)].iloc[0]
+        assert f"**{row['Standing']}**" in sentence and str(row["Ours"]) in sentence
+        assert f'href="0{chapter}_' in sentence and f"#{verdicts.SECTION}" in sentence
