@@ -116,16 +116,23 @@ def readable(value: float, spec: str) -> str:
     return text
 
 
+def nonzero_readable(value: float, spec: str) -> str:
+    """``readable``, except that a nonzero value a fixed-point ``spec`` ("+,.1f") would round to zero gets up to
+    three more decimals ("-0.02", not "0.0"): an interval that excludes zero never reads as one that touches it."""
+    fixed = re.fullmatch(r"(.*\.)(\d+)f", spec)
+    if fixed and isinstance(value, (int, float)) and math.isfinite(value) and value:
+        digits = int(fixed.group(2))
+        while digits < int(fixed.group(2)) + 3 and round(abs(value), digits) == 0:
+            digits += 1
+        spec = f"{fixed.group(1)}{digits}f"
+    return readable(value, spec)
+
+
 def estimate_text(value: float, low: float, high: float, decimals: int = 1, unit: str = "") -> str:
     """"value [low, high]" for a sentence or a claim, signed, with thousands separators and ``unit`` after the
-    value: a number that is not zero but would round to zero gets up to three more decimals ("[-0.9, -0.02]"),
-    so an interval that excludes zero never reads as one that touches it, and nothing reads "-0.0"."""
-    def one(x: float) -> str:
-        digits = decimals
-        while x and digits < decimals + 3 and round(abs(x), digits) == 0:
-            digits += 1
-        return readable(x, f"+,.{digits}f")
-    return f"{one(value)}{unit} [{one(low)}, {one(high)}]"
+    value, each number by ``nonzero_readable`` ("[-0.9, -0.02]", never "-0.0")."""
+    spec = f"+,.{decimals}f"
+    return f"{nonzero_readable(value, spec)}{unit} [{nonzero_readable(low, spec)}, {nonzero_readable(high, spec)}]"
 
 
 def _formatter(spec: str | Callable) -> Callable:
@@ -168,7 +175,9 @@ def show_table(table: pd.DataFrame, formats: dict | None = None, headers: dict |
                          f"{', '.join(map(repr, map(str, shown.columns)))}")
     for estimate, (low, high) in {**INTERVALS, **(intervals or {})}.items():
         if estimate in shown and low in shown and high in shown:
-            fmt = _formatter(formats.get(estimate, "+,.2f"))
+            spec = formats.get(estimate, "+,.2f")
+            fmt = _formatter(spec) if callable(spec) else (lambda v, spec=spec: v if isinstance(v, str)
+                                                             else nonzero_readable(v, spec))
             shown[estimate] = [f"{fmt(v)} [{fmt(lo)}, {fmt(hi)}]" if lo == lo and hi == hi else fmt(v)
                                for v, lo, hi in zip(shown[estimate], shown[low], shown[high])]
             shown = shown.drop(columns=[low, high])

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import ipywidgets as widgets
+import pandas as pd
 
+from ..core.display import estimate_text
 from ..core.generation import DEFAULT_PROMPTS, generate
 from ..core.widgets import (
     STATIC_CLASS,
@@ -55,38 +57,42 @@ def static_manipulation_explorer(tables: dict, compress_layers, alpha: float = 0
     sweeps = tables["sweeps"]
     sweeps = sweeps[sweeps["knob"] == "alpha"]
     comp = tables["compression"]
-    alphas = sorted(set(sweeps["value"]) | set(comp["alpha"].dropna()))
+    alphas = sorted(set(sweeps["value"]))
     scopes = {"scale (writers)": "writers", "scale (all)": "all"}
-    # a specimen without connective tissue (Gemma) has no compression to show: its single layers only
+    connective = f"the {len(compress_layers)} connective layers ({', '.join(map(str, compress_layers))})"
+
+    def rows_for(scope: str, target: str, value: float) -> pd.DataFrame:
+        if target == "connective layers":
+            return comp[comp["label"].str.endswith(f"{scope})") & (comp["alpha"] == value)]
+        return sweeps[(sweeps["scope"] == scope) & (sweeps["layers"].astype(str) == target[1:])
+                      & (sweeps["value"] == value)]
+
+    # one choice per (strategy, layers) stored at every alpha of the grid, so that every position answers (a
+    # specimen without connective tissue, Gemma, has no compression: its single layers only)
     targets = [f"L{l}" for l in sorted({int(l) for l in sweeps["layers"].astype(str)})] + (
         ["connective layers"] if len(compress_layers) else [])
-    how = widgets.Dropdown(options=list(scopes), value=strategy, description="strategy")
-    where = widgets.Dropdown(options=targets, value=targets[-1], description="layers")
+    choices = [(name, target) for target in targets for name, scope in scopes.items()
+               if all(len(rows_for(scope, target, a)) for a in alphas)]
+    names = [f"{name} on {connective if target == 'connective layers' else target}" for name, target in choices]
+    opening = next((i for i, (name, target) in enumerate(choices) if name == strategy
+                    and target == "connective layers"), len(choices) - 1)
+    pick = widgets.Dropdown(options=names, value=names[opening], description="scaling",
+                            layout=widgets.Layout(width="min(100%, 520px)"))
     knob = widgets.SelectionSlider(options=[f"{a:g}" for a in alphas], value=f"{alpha:g}", description="alpha",
                                    layout=widgets.Layout(width="480px"))
 
-    def leaf(s: int, t: int, a: int):
-        scope, target, value = scopes[list(scopes)[s]], targets[t], alphas[a]
-        if target == "connective layers":
-            rows = comp[comp["label"].str.endswith(f"{scope})") & (comp["alpha"] == value)]
-            label = f"the {len(compress_layers)} connective layers ({', '.join(map(str, compress_layers))})"
-        else:
-            rows = sweeps[(sweeps["scope"] == scope) & (sweeps["layers"].astype(str) == target[1:])
-                          & (sweeps["value"] == value)]
-            label = target
-        if rows.empty:
-            return answer_html(f"{list(scopes)[s]} on {label} at alpha = {value:g} is not in the stored grid: run the "
-                         "chapter and use the live explorer below.")
-        row = rows.iloc[0]
-        text = (f"<b>{list(scopes)[s]}</b>, alpha = {value:g}, on {label}: perplexity {row.change_pct:+,.1f}% "
-                f"(95% interval {row.ci_low:+,.1f}% to {row.ci_high:+,.1f}%)")
+    def leaf(p: int, a: int):
+        (name, target), value = choices[p], alphas[a]
+        row = rows_for(scopes[name], target, value).iloc[0]
+        label = connective if target == "connective layers" else target
+        text = (f"<b>{name}</b>, alpha = {value:g}, on {label}: perplexity change "
+                f"{estimate_text(row.change_pct, row.ci_low, row.ci_high, unit='%')} (95% interval)")
         if "fact_rate" in row and row.fact_rate == row.fact_rate:
             text += (f"<br>facts answered: {row.fact_rate:.0%} ({row.fact_rate_low:.0%} to {row.fact_rate_high:.0%})"
                      f", repetition {row.repetition_rate:.2f}")
         return answer_html(text)
 
-    return widgets.VBox([widgets.HBox([how, where]), knob, linked_stacks([how, where, knob], leaf)]).add_class(
-        STATIC_CLASS)
+    return widgets.VBox([pick, knob, linked_stacks([pick, knob], leaf)]).add_class(STATIC_CLASS)
 
 
 def static_explorers_by_specimen(lab, tables: dict, compress_layers, others, alpha: float = 0.9) -> widgets.Widget:

@@ -77,26 +77,27 @@ def test_manipulation_explorer_reads_the_stored_grid():
     layers = json.loads(next((STORE / SPECIMEN / "manipulate").glob("*.json")).read_text())["request"]["params"][
         "compress_layers"]
     explorer = manipulation.static_manipulation_explorer(tables, layers, alpha=0.9)
-    how, where = explorer.children[0].children
-    knob = explorer.children[1]
-    assert where.value == "connective layers" and knob.value == "0.9"
-    text = _leaf(explorer, how.index, where.index, knob.index).value
+    pick, knob = explorer.children[0], explorer.children[1]
+    assert pick.value.startswith("scale (writers) on the") and "connective layers" in pick.value
+    assert knob.value == "0.9"
+    text = _leaf(explorer, pick.index, knob.index).value
     row = tables["compression"].query("label == 'scale(alpha=0.9, writers)'").iloc[0]
     assert f"{row.change_pct:+,.1f}%" in text and "facts answered" in text
-    scaled_all = _leaf(explorer, list(how.options).index("scale (all)"), where.index, knob.index).value
-    assert "scale (all)" in scaled_all and "facts answered" in scaled_all  # compared at alpha 0.9 only
-    missing = _leaf(explorer, list(how.options).index("scale (all)"), where.index,
-                    list(knob.options).index("0.5")).value
-    assert "not in the stored grid" in missing
+    # every choice answers at every alpha: a pair stored at only some alphas (scale over all tensors of the
+    # connective layers: alpha 0.9 alone) is not offered
+    answers = [_leaf(explorer, p, a).value for p in range(len(pick.options)) for a in range(len(knob.options))]
+    assert not any("not in the stored grid" in a for a in answers)
+    assert not any(o.startswith("scale (all)") and "connective" in o for o in pick.options)
 
 
 def test_a_specimen_without_connective_tissue_shows_its_single_layers_only():
     """Gemma has no connective tissue: its explorer offers the sweep layers, each answered from the grid."""
     tables = _tables("gemma3-270m-q4", "manipulate")
     explorer = manipulation.static_manipulation_explorer(tables, (), alpha=0.9)
-    how, where = explorer.children[0].children
-    assert list(where.options) == ["L6", "L8"]
-    text = _leaf(explorer, how.index, where.index, explorer.children[1].index).value
+    pick = explorer.children[0]
+    assert list(pick.options) == ["scale (writers) on L6", "scale (all) on L6", "scale (writers) on L8",
+                                  "scale (all) on L8"]
+    text = _leaf(explorer, list(pick.options).index("scale (writers) on L6"), explorer.children[1].index).value
     row = tables["sweeps"].query("knob == 'alpha' and scope == 'writers' and layers == 6 and value == 0.9").iloc[0]
     assert f"{row.change_pct:+,.1f}%" in text
 
