@@ -10,6 +10,7 @@ figure is ``COLUMN`` inches wide at ``DPI`` (660 px) and shows at its natural si
 from __future__ import annotations
 
 import logging
+import os
 
 import matplotlib.pyplot as plt
 import seaborn as sns
@@ -19,6 +20,47 @@ PAPER_STYLE = {"color": "black", "linestyle": "--", "linewidth": 1.2}
 DPI = 100
 COLUMN = 6.6  # inches: 660 px at DPI, inside the 688 px content column with room for a tight bounding box
 SMALL = 10.5  # points: the smallest text in a figure (ticks, annotations, legends)
+CONTENT_PX = 688  # the content column at a 1280 px window: a wider figure is shown scaled down to it
+MIN_TEXT_PX = 11  # the smallest text a reader is asked to read, as displayed (the browser test's rule for tables)
+STRICT_ENV = "ANATOMY_STRICT_FIGURES"  # set (the chapter tests do): a figure with a layout problem raises
+
+
+class FigureLayoutError(ValueError):
+    """A figure a reader could not read: tick labels that run together, or text too small once displayed."""
+
+
+def layout_problems(fig) -> list[str]:
+    """What a reader would trip on in a drawn figure: neighbouring tick labels of an axis whose boxes overlap
+    ("100x10³x"), and text smaller than ``MIN_TEXT_PX`` as displayed (its size in points at ``DPI``, times the
+    scale at which a figure wider than the column is shown). Empty for a readable figure."""
+    renderer = fig.canvas.get_renderer()
+    scale = min(1.0, CONTENT_PX / fig.bbox.width)
+    problems = []
+    for number, ax in enumerate(fig.axes):
+        for axis, labels in (("x", ax.get_xticklabels()), ("y", ax.get_yticklabels())):
+            shown = [t for t in labels if t.get_visible() and t.get_text().strip()]
+            boxes = sorted(((t.get_window_extent(renderer), t.get_text()) for t in shown),
+                           key=lambda b: b[0].x0 if axis == "x" else b[0].y0)
+            for (one, a), (two, b) in zip(boxes, boxes[1:]):
+                if one.overlaps(two):
+                    problems.append(f"panel {number + 1}: {axis} tick labels {a!r} and {b!r} overlap")
+    for text in fig.findobj(lambda artist: hasattr(artist, "get_fontsize") and hasattr(artist, "get_text")):
+        if not text.get_visible() or not str(text.get_text()).strip():
+            continue
+        shown_px = text.get_fontsize() * fig.dpi / 72 * scale
+        if shown_px < MIN_TEXT_PX - 0.05:
+            problems.append(f"text {str(text.get_text())[:40]!r} shows at {shown_px:.1f} px (< {MIN_TEXT_PX})")
+    return problems
+
+
+def check_layout(fig) -> None:
+    """Raise ``FigureLayoutError`` on any ``layout_problems`` where ``ANATOMY_STRICT_FIGURES`` is set (the chapter
+    tests); elsewhere a figure is shown as drawn."""
+    if os.environ.get(STRICT_ENV):
+        problems = layout_problems(fig)
+        if problems:
+            title = fig._suptitle.get_text().splitlines()[0] if fig._suptitle else "a figure"
+            raise FigureLayoutError(f"{title}: " + "; ".join(problems[:4]))
 
 
 def use_book_style() -> None:
@@ -106,6 +148,7 @@ def finish_figure(fig, text: str, specimen_name: str | None):
     figure_title(fig, text, specimen_name)
     fig.tight_layout()
     place_legends(fig)
+    check_layout(fig)
     return fig
 
 
