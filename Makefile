@@ -62,12 +62,15 @@ $(DISSECT_ASSETS): install book/_ext/vendor_pyodide.py $(wildcard book/_dissect/
 	$(PY) book/_ext/vendor_pyodide.py
 
 # ANATOMY_PROGRESS=0: no progress bars in the built pages (a finished bar is noise to a reader).
+# ANATOMY_STRICT_FIGURES=1: a figure whose tick labels overlap or whose text shows under 11 px fails its page
+# (core.style.layout_problems), and a failed page fails the build.
+BOOK_ENV := ANATOMY_PROGRESS=0 ANATOMY_STRICT_FIGURES=1
 book: install widgets-js dissect-assets
-	ANATOMY_PROGRESS=0 $(VENV)/bin/jupyter-book build .
+	$(BOOK_ENV) $(VENV)/bin/jupyter-book build .
 
 # Rebuild every chapter from scratch and fail on any failing cell or warning.
 book-strict: install widgets-js dissect-assets
-	ANATOMY_PROGRESS=0 $(VENV)/bin/jupyter-book build . --all -W -n --keep-going
+	$(BOOK_ENV) $(VENV)/bin/jupyter-book build . --all -W -n --keep-going
 
 # The README's test command: the unit, integration and specimen tiers but the tests marked slow, about 12 minutes
 # on a 2-core CPU; the slowest 15 are listed at the end. The chapters run in `make test-chapters`.

@@ -10,6 +10,7 @@ figure is ``COLUMN`` inches wide at ``DPI`` (660 px) and shows at its natural si
 from __future__ import annotations
 
 import logging
+import math
 import os
 
 import matplotlib.pyplot as plt
@@ -39,11 +40,20 @@ def layout_problems(fig) -> list[str]:
     for number, ax in enumerate(fig.axes):
         for axis, labels in (("x", ax.get_xticklabels()), ("y", ax.get_yticklabels())):
             shown = [t for t in labels if t.get_visible() and t.get_text().strip()]
-            boxes = sorted(((t.get_window_extent(renderer), t.get_text()) for t in shown),
+            boxes = sorted(((t.get_window_extent(renderer), t) for t in shown),
                            key=lambda b: b[0].x0 if axis == "x" else b[0].y0)
             for (one, a), (two, b) in zip(boxes, boxes[1:]):
-                if one.overlaps(two):
-                    problems.append(f"panel {number + 1}: {axis} tick labels {a!r} and {b!r} overlap")
+                slant = abs(math.sin(math.radians(a.get_rotation()))) if axis == "x" else 0.0
+                if slant > 0.3:
+                    # rotated labels are parallel lines: they collide when the gap between their anchors,
+                    # measured across the text, is under a line's height (their boxes overlap long before)
+                    gap = abs(two.x0 + two.width / 2 - one.x0 - one.width / 2) * slant
+                    clash = gap < a.get_fontsize() * fig.dpi / 72 * 0.9
+                else:
+                    clash = one.overlaps(two)
+                if clash:
+                    problems.append(f"panel {number + 1}: {axis} tick labels {a.get_text()!r} and "
+                                    f"{b.get_text()!r} overlap")
     for text in fig.findobj(lambda artist: hasattr(artist, "get_fontsize") and hasattr(artist, "get_text")):
         if not text.get_visible() or not str(text.get_text()).strip():
             continue
@@ -131,7 +141,9 @@ def layer_ticks(ax, layers, share: float = 1.0, axis: str = "x") -> None:
     """Ticks at layers, thinned (every 2nd, 5th or 10th) so labels never collide on an axis ``share`` of the
     column wide."""
     layers = sorted(int(layer) for layer in layers)
-    room = max(int(26 * share), 4)  # two-digit labels at SMALL need about 25 px each in the 660 px column
+    # two-digit labels at 11 pt need about 20 px each plus a gap, and an axes gets at most ~85% of its share of
+    # the 660 px column after its y label and margins: 20 labels per full column (layout_problems checks)
+    room = max(int(20 * share), 4)
     step = next((s for s in (1, 2, 5, 10, 20) if len(layers) / s <= room), 50)
     ticks = [layer for layer in layers if layer % step == 0]
     (ax.set_xticks if axis == "x" else ax.set_yticks)(ticks)
