@@ -87,7 +87,8 @@ def compute_to_target_figure(reach, paper_saving: float | None = None, specimen_
     if paper_saving:
         ax.axhline(1 / (1 - paper_saving), **PAPER_STYLE, label=f"paper: {paper_saving:.0%} cheaper "
                                                                  f"= {1 / (1 - paper_saving):.2f}x")
-    ax.set_xticks(np.arange(len(arms)), arms)
+    # an arm's name on two lines where it has two words: "developmental" and "random_source" ran together
+    ax.set_xticks(np.arange(len(arms)), [arm.replace("_", "\n") for arm in arms])
     ax.set(ylabel="speed-up (uniform / arm FLOPs)", title="FLOPs to reach the uniform arm's losses (same seed)")
     legend_below(ax, "target (hollow: not reached by every seed; n/m seeds)", ncol=2)
     return finish_figure(fig, "", specimen_name)
