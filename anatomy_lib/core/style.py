@@ -47,7 +47,8 @@ def layout_problems(fig) -> list[str]:
                 if slant > 0.3:
                     # rotated labels are parallel lines: they collide when the gap between their anchors,
                     # measured across the text, is under a line's height (their boxes overlap long before)
-                    gap = abs(two.x0 + two.width / 2 - one.x0 - one.width / 2) * slant
+                    anchors = [t.get_transform().transform(t.get_position())[0] for t in (a, b)]
+                    gap = abs(anchors[1] - anchors[0]) * slant
                     clash = gap < a.get_fontsize() * fig.dpi / 72 * 0.9
                 else:
                     clash = one.overlaps(two)
