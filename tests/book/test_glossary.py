@@ -3,6 +3,7 @@ use in that chapter's prose, to an anchor the glossary has (Sphinx's ``term-`` i
 tests/book/test_glossary.py`` adds the missing links (review the diff); the test fails on any left missing."""
 import json
 import re
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,14 @@ def glossary_terms() -> dict[str, str]:
     text = (BOOK / "glossary.md").read_text()
     block = text.split("```{glossary}", 1)[1].split("\n```", 1)[0]
     terms = [line.strip() for line in block.splitlines() if line.strip() and not line.startswith(" ")]
-    return {term: "term-" + re.sub(r"[^a-z0-9]+", "-", term.lower()).strip("-") for term in terms}
+    return {term: anchor(term) for term in terms}
+
+
+def anchor(term: str) -> str:
+    """The id Sphinx gives a glossary term: its text folded to ASCII (R² becomes R2), case and underscores kept,
+    every other run of characters a hyphen (checked against the built page by tests/browser/check_pages.mjs)."""
+    folded = unicodedata.normalize("NFKD", term).encode("ascii", "ignore").decode()
+    return "term-" + re.sub(r"[^A-Za-z0-9_-]+", "-", folded).strip("-")
 
 
 def _pattern(term: str) -> re.Pattern:

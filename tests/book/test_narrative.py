@@ -23,7 +23,8 @@ ALLOWED = {
     "40": "MIDAS: up to 40% faster", "1.14": "e^0.127, derived on the page", "1": "one, first", "0": "zero, L0",
     # conventions and documented settings
     "95": "interval level", "2.5": "the lower percentile of a 95% interval",
-    "97.5": "the upper percentile of a 95% interval", "80": "the power a detectable difference is stated at (rules.POWER)",
+    "97.5": "the upper percentile of a 95% interval",
+    "80": "the power a detectable difference is stated at (rules.POWER)",
     "0.5": "-1/2 and t = 0.5 (documented defaults)",
     "1.1": "alpha grid", "0.01": "recovery tolerance floor (documented)", "16": "Q4 levels",
     "15": "Q4 levels 0..15", "32": "Q4 block of 32 weights", "4": "4-bit",
