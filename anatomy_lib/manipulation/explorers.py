@@ -84,8 +84,7 @@ def static_manipulation_explorer(tables: dict, compress_layers, alpha: float = 0
     def leaf(p: int, a: int):
         (name, target), value = choices[p], alphas[a]
         row = rows_for(scopes[name], target, value).iloc[0]
-        label = connective if target == "connective layers" else target
-        text = (f"<b>{name}</b>, alpha = {value:g}, on {label}: perplexity change "
+        text = (f"<b>{names[p]}</b>, alpha = {value:g}: perplexity change "
                 f"{estimate_text(row.change_pct, row.ci_low, row.ci_high, unit='%')} (95% interval)")
         if "fact_rate" in row and row.fact_rate == row.fact_rate:
             text += (f"<br>facts answered: {row.fact_rate:.0%} ({row.fact_rate_low:.0%} to {row.fact_rate_high:.0%})"
