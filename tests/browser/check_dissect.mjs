@@ -15,13 +15,14 @@ import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 
-const [root, reportPath, ...pairs] = process.argv.slice(2);
+const [rootArg, reportPath, ...pairs] = process.argv.slice(2);
+const root = path.resolve(rootArg);
 const TOLERANCE = 1e-6;
 const TYPES = { ".html": "text/html", ".js": "text/javascript", ".mjs": "text/javascript", ".json": "application/json",
                 ".wasm": "application/wasm", ".css": "text/css", ".zip": "application/zip", ".whl": "application/zip" };
 const server = http.createServer((req, res) => {
   const file = path.join(root, decodeURIComponent(new URL(req.url, "http://x").pathname));
-  if (!file.startsWith(path.resolve(root)) || !fs.existsSync(file) || fs.statSync(file).isDirectory()) {
+  if (!file.startsWith(root) || !fs.existsSync(file) || fs.statSync(file).isDirectory()) {
     res.writeHead(404).end();
     return;
   }
