@@ -411,9 +411,10 @@ def cmd_quantisation_null(args) -> int:
 
 
 def cmd_dissect(args) -> int:
+    # only this command needs them: the CLI's import stays light for every other command
     from tqdm.auto import tqdm
 
-    from .core.dissection import dissect
+    from .core.dissection import dissect  # and it alone reads GGUF files
 
     with tqdm(total=1, desc="dissect", unit="step") as bar:
         def progress(done, total, label):

@@ -58,7 +58,7 @@ class GGUFWeights:
 
     @classmethod
     def open(cls, path) -> GGUFWeights:
-        try:
+        try:  # gguf is optional for the library (the browser page installs its own): imported where needed
             from gguf import GGUFReader
         except ImportError as error:  # the library's optional dependency; the browser page installs it itself
             raise GGUFError("reading a GGUF file needs the gguf package: pip install gguf") from error
@@ -89,7 +89,7 @@ class GGUFWeights:
 
     def matrix(self, layer: int, component: str) -> np.ndarray:
         """One layer's matrix, float32, (out, in) as transformers holds it."""
-        from gguf.quants import dequantize
+        from gguf.quants import dequantize  # optional, as in open()
 
         tensor = next(t for t in self.reader.tensors if t.name == f"blk.{layer}.{COMPONENT_TENSORS[component]}.weight")
         try:

@@ -45,6 +45,6 @@ def page_html(reference: dict, assets: str = ASSETS) -> str:
 
 def show_page(reference: dict, assets: str = ASSETS):
     """Display the page's interactive part in a notebook (the book's page is one such cell)."""
-    from IPython.display import HTML, display
+    from IPython.display import HTML, display  # a notebook's only: page_html itself needs no IPython
 
     display(HTML(page_html(reference, assets)))

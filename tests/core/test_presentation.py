@@ -38,9 +38,10 @@ def test_show_table_joins_intervals_and_names_columns():
     html = show_table(table, {"change_pct": "+,.1f"}).data
     assert html.startswith('<div class="anatomy-table">')
     assert "perplexity change (%) [95% interval]" in html and "ci_low" not in html and "ci_high" not in html
-    assert "+12.3 [+1.0, +20.0]" in html and "0.0 [-2.0, unbounded]" in html
+    # a nonzero estimate that would round to zero keeps its digits, as in a claim's text (estimate_text)
+    assert "+12.3 [+1.0, +20.0]" in html and "-0.001 [-2.0, unbounded]" in html
     assert "custom name" in html and "block influence" in html and "anatomy class" not in html
-    for bad in ("inf<", "nan", "-0.0", "None", "change_pct"):
+    for bad in ("inf<", "nan", ">-0.0<", "-0.0 [", "None", "change_pct"):
         assert bad not in html, bad
     # a chapter's own words come from its vocabulary, not from the shared headers
     from anatomy_lib.importance import show_table as importance_table
