@@ -6,7 +6,8 @@ shows the traceback instead of its figures. This extension, at the end of every 
 
 - prints one line per page whose notebook failed: the page, the cell (its number among the notebook's cells
   and its first line), the error's last line and where the whole traceback was saved; writes the same lines to
-  ``<outdir>/reports/failed-pages.txt`` (removed when no page failed);
+  ``<outdir>/reports/failed-pages.txt`` (removed when no page failed), and removes the saved traceback of a page
+  that no longer fails (myst-nb never does: a fixed page's old ``.err.log`` would read as a current failure);
 - sets the build's status code to 1, so ``jupyter-book build`` exits non-zero (the HTML is still written);
 - marks a failed page as outdated in the next build, so an incremental build runs it again instead of keeping
   the broken page (Sphinx would otherwise skip an unchanged source).
@@ -80,7 +81,12 @@ def report(app, exception):
     if exception is not None or app.builder.format != "html":
         return
     lines = report_lines(app)
-    summary = Path(app.outdir, "reports", REPORT)
+    reports = Path(app.outdir, "reports")
+    failing = failures(app.env)
+    for saved in reports.rglob("*.err.log") if reports.is_dir() else ():
+        if saved.relative_to(reports).as_posix().removesuffix(".err.log") not in failing:
+            saved.unlink()
+    summary = reports / REPORT
     if not lines:
         summary.unlink(missing_ok=True)
         return

@@ -60,6 +60,7 @@ def test_a_failing_cell_fails_the_build_with_one_line_and_is_rerun(tmp_path):
     fixed = _build(tmp_path)
     assert fixed.returncode == 0, fixed.stdout[-2000:]
     assert "FAILED" not in fixed.stdout and not report.exists()
+    assert not list(report.parent.rglob("*.err.log"))  # the fixed page's old traceback is gone too
 
 
 def test_the_book_citation_carries_the_book_title():
