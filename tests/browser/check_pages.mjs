@@ -8,6 +8,10 @@
 // - no table text under 11 px;
 // - no table wider than its container unless it sits in a scroll wrapper (overflow-x auto) no wider than the
 //   column;
+// - at 1280 and at 420 px, no element of any kind (an equation, a code line, a figure, a widget) reaching past
+//   the content column unless a scroll wrapper no wider than the column holds it and draws its scroll bar (the
+//   cue that it scrolls: a bar that takes space, not an overlay); nothing cut off by a wrapper that clips; and
+//   the page itself never scrolls sideways;
 // - every internal link resolves, to a page that exists and, with a #fragment, to an element with that id;
 // - every kernel-free explorer (.anatomy-static) answers every one of its controls: moving each changes the
 //   answer shown, and a text answer names the choice made (the layer, mode, component or model picked), so the
@@ -34,12 +38,18 @@ const MIN_FIGURE_SHARE = 0.9;
 const MIN_TEXT_PX = 11; // the smallest table text a reader is asked to read
 const MIN_CONTROL_PX = { slider: 120, select: 60, button: 24 };
 // every page under book/, the API's per-package pages (book/api/) included
-const pages = fs.readdirSync(path.join(root, "book"), { recursive: true }).filter((f) => f.endsWith(".html")).sort();
+// (PAGES, a regular expression, keeps only the pages it matches: for looking at one page while fixing it)
+const only = process.env.PAGES ? new RegExp(process.env.PAGES) : null;
+const pages = fs.readdirSync(path.join(root, "book"), { recursive: true }).filter((f) => f.endsWith(".html"))
+  .filter((f) => !only || only.test(f)).sort();
 if (shotsDir) fs.mkdirSync(shotsDir, { recursive: true });
 
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
   args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--disable-background-networking"],
+  // scroll bars drawn as a desktop reader sees them (headless hides them by default), so a wrapper's bar, the
+  // cue that it scrolls, can be measured
+  ignoreDefaultArgs: ["--hide-scrollbars"],
 });
 
 // the answer an explorer shows now: the text or image of its visible leaf
@@ -116,6 +126,58 @@ function displayed(name) {
   }
   return counts;
 }
+
+// what reaches past the content column and is not held by a scroll wrapper that shows it scrolls (run in the
+// page): the outermost such element only, so one wide equation is one problem, not one per glyph
+const overflowing = (width) => {
+  const article = document.querySelector("article.bd-article") || document.querySelector("main");
+  const style = getComputedStyle(article);
+  const box = article.getBoundingClientRect();
+  const left = box.left + parseFloat(style.paddingLeft), right = box.right - parseFloat(style.paddingRight);
+  const out = [];
+  const reported = new Set();
+  const name = (e) => `${e.tagName.toLowerCase()}${e.className && typeof e.className === "string" ?
+    "." + e.className.trim().split(/\s+/).slice(0, 2).join(".") : ""}`;
+  for (const e of article.querySelectorAll("*")) {
+    if (e.offsetParent === null && getComputedStyle(e).position !== "fixed") continue;
+    if (e.closest("mjx-assistive-mml, .sr-only, .visually-hidden")) continue;  // for screen readers, never drawn
+    if (e.tagName === "OPTION") continue;  // drawn in the select's pop-up, not in the column (the select is checked)
+    const r = e.getBoundingClientRect();
+    if (!r.width || !r.height || (r.right <= right + 1 && r.left >= left - 1)) continue;
+    // the nearest ancestor that scrolls or clips sideways
+    let holder = e.parentElement;
+    while (holder && holder !== article && getComputedStyle(holder).overflowX === "visible") holder = holder.parentElement;
+    if (holder && holder !== article) {
+      const h = holder.getBoundingClientRect();
+      const o = getComputedStyle(holder).overflowX;
+      const visibleInHolder = r.right <= h.right + 1 && r.left >= h.left - 1;
+      if (visibleInHolder && h.right <= right + 1 && h.left >= left - 1) continue;  // wide, but not past the column
+      if (h.right <= right + 1 && h.left >= left - 1) {
+        if (o === "auto" || o === "scroll") {
+          // a drawn bar takes space under the content; an overlay bar (or none) leaves no cue
+          if (holder.offsetHeight - holder.clientHeight > 0 || reported.has(holder)) continue;
+          reported.add(holder);
+          out.push(`at ${width} px ${name(holder)} scrolls sideways with no visible scroll bar ` +
+            `(${(holder.innerText || "").slice(0, 40).replace(/\s+/g, " ")})`);
+        } else if (!reported.has(holder)) {
+          reported.add(holder);
+          out.push(`at ${width} px ${name(holder)} cuts off ${name(e)} (${Math.round(r.width)} px in ` +
+            `${Math.round(h.width)}: ${(e.innerText || e.getAttribute("alt") || "").slice(0, 40).replace(/\s+/g, " ")})`);
+        }
+        continue;
+      }
+    }
+    // past the column with nothing holding it (or a holder past the column too): report the outermost
+    if ([...reported].some((x) => x.contains(e))) continue;
+    reported.add(e);
+    out.push(`at ${width} px ${name(e)} reaches ${Math.round(Math.max(r.right - right, left - r.left))} px past ` +
+      `the ${Math.round(right - left)} px column (${(e.innerText || e.getAttribute("alt") || "").slice(0, 40).replace(/\s+/g, " ")})`);
+  }
+  if (document.documentElement.scrollWidth > window.innerWidth + 1) {
+    out.push(`at ${width} px the page scrolls sideways (${document.documentElement.scrollWidth} px wide)`);
+  }
+  return out;
+};
 
 let failures = 0;
 for (const name of pages) {
@@ -196,6 +258,7 @@ for (const name of pages) {
     return { out, counts };
   }, { share: MIN_FIGURE_SHARE, minText: MIN_TEXT_PX });
   problems.push(...layout.out);
+  problems.push(...await page.evaluate(overflowing, 1280));
   const checked = { ...layout.counts, links: 0 };
 
   // a page that failed to execute: its traceback, and what its notebook displays but the page does not show
@@ -283,6 +346,7 @@ for (const name of pages) {
     return out;
   }, MIN_CONTROL_PX);
   problems.push(...new Set(narrow));
+  problems.push(...await page.evaluate(overflowing, 420));
   if (shotsDir) await page.screenshot({ path: path.join(shotsDir, `${name.replace(".html", "").replaceAll("/", "-")}-420.png`), fullPage: true });
 
   const bytes = [...sizes.values()].reduce((a, b) => a + b, 0);
