@@ -13,7 +13,8 @@ train`` reports chapter 7's training throughput and model FLOPs utilisation, eag
 and the starting depth, with the share of an eager step spent in matrix products; ``python -m anatomy_lib.benchmark
 frontier`` the same for the compute-optimal growth sweep's byte-level models at every depth, with the CPU time of
 the jobs it has left; ``python -m anatomy_lib.benchmark distributed`` the trainer's own tokens/s, alone or under
-``torchrun``.
+``torchrun``; ``python -m anatomy_lib.benchmark peak --store`` measures this machine's fp32 matmul peak on an idle
+machine and stores it beside the results (``core.machine``), the one number every page quotes.
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from .core.corpus import load_corpus, sequence_prefix, token_blocks
 from .core.distributed import init_from_environment
 from .core.engine import PerplexityEngine, block_nll_from_hidden, plain_evaluation
 from .core.flops import PEAK_SIZES, PeakProbe, adapter_forward_flops, shape_of, step_flops
+from .core import machine
 from .core.lab import Lab, cached_specimen
 from .core.nll import next_token_nll
 from .core.profiles import get_profile
@@ -343,10 +345,23 @@ def bench_distributed(profile: str = "quick", steps: int = 40):
     return last.tokens / seconds
 
 
+def bench_peak(store: bool) -> dict:
+    """The fp32 matmul peak, best of ``machine.ROUNDS`` probes; with ``store``, kept as the results' machine's."""
+    record = machine.measure_peak()
+    print(f"fp32 matmul peak: {record['matmul_peak_gflops']:.1f} GFLOP/s, best of probes "
+          f"{record['probes_gflops']} GFLOP/s, {record['threads']} threads, {record['cpu']}")
+    if store:
+        print(f"stored in {machine.store_peak(record)}")
+    return record
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m anatomy_lib.benchmark", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=["perplexity", "importance", "recovery", "train", "frontier", "distributed"])
+    parser.add_argument("what", choices=["perplexity", "importance", "recovery", "train", "frontier", "distributed",
+                                         "peak"])
+    parser.add_argument("--store", action="store_true",
+                        help="peak: store the measurement as the results' machine's peak (run it on an idle machine)")
     parser.add_argument("--specimen", default="smollm2-135m-instruct-q4")
     parser.add_argument("--blocks", type=int, default=4)
     parser.add_argument("--block-len", type=int, default=512)
@@ -369,6 +384,8 @@ def main(argv: list[str] | None = None) -> int:
         bench_recovery(args.specimen, args.layers, args.steps)
     elif args.what == "distributed":
         bench_distributed(args.profile, args.steps)
+    elif args.what == "peak":
+        bench_peak(args.store)
     elif args.what == "frontier":
         bench_frontier(args.profile, args.steps)
     else:

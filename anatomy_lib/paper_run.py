@@ -24,7 +24,7 @@ import time
 import pandas as pd
 import torch
 
-from .core.flops import matmul_peak_gflops
+from .core.machine import matmul_peak
 from .core.gpu import FP32_TFLOPS, from_cpu
 from .core.lab import open_lab
 from .core.profiles import PROFILES
@@ -91,7 +91,7 @@ def estimate(profile: str = "paper", gpu: str = "H200", specimen: str = "smollm2
     (chapter 7 trains its own models), scaled by the work ratio and the peaks' ratio."""
     if gpu not in FP32_TFLOPS:
         raise ValueError(f"unknown GPU {gpu!r}; choose one of {list(FP32_TFLOPS)}")
-    cpu_gflops = cpu_gflops or matmul_peak_gflops()
+    cpu_gflops = cpu_gflops or matmul_peak()[0]
     runs = chapter_runs()
     runs = runs[(runs["profile"] == "quick") & ((runs["specimen"] == specimen) | runs["specimen"].isna()
                                                 | (runs["chapter"] == 7))]

@@ -11,6 +11,7 @@ import pandas as pd
 from scipy.optimize import brentq, curve_fit
 
 from ..core.gpu import gpu_seconds, gpu_throughput
+from ..core.machine import matmul_peak
 from ..core.stats import t_interval
 
 # where a fitted crossover is looked for, in multiples of the base budget
@@ -215,7 +216,8 @@ def budget_findings(tables: dict[str, pd.DataFrame], params, train_tokens: int, 
                    f"seed; {cross['seeds_crossing']} of {cross['seeds']} seeds' fits cross): the uniform model "
                    f"would overtake the shallow one at about {point:.3g}x the chapter's budget{interval}, "
                    f"{cost['flops']:.3g} FLOPs per run: {cost['cpu_hours']:.0f} hours of this CPU at the sweep's "
-                   f"{cpu / 1e9:.0f} GFLOP/s, {cost['gpu_hours'] * 60:.0f} minutes on one {gpu} (the book's GPU "
+                   f"{cpu / 1e9:.0f} GFLOP/s ({cpu / 1e9 / matmul_peak()[0]:.0%} of its stored fp32 matmul peak, "
+                   f"{matmul_peak()[0]:.0f} GFLOP/s), {cost['gpu_hours'] * 60:.0f} minutes on one {gpu} (the book's GPU "
                    f"convention, {gpu_throughput(gpu) / 1e12:.0f} TFLOP/s sustained). An extrapolation, not a "
                    "measurement"
                    + (f": the swept budgets do not pin the loss floor down ({unfixed} of {len(fitted)} fits put it "
