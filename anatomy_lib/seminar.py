@@ -246,19 +246,61 @@ def show_plan(chapter: int):
                 f"{html.escape(plan.fallback)}.</p><p><b>Discussion</b>: {html.escape(plan.discuss)}</p>")
 
 
-def handout(chapter: int) -> HTML:
-    """A session's one-page sheet for students: the predictions to write down before running, the exercises to
-    check (the call that checks each), a grid for the groups' verdicts, the discussion questions."""
+SESSION_TITLES = {8: "The atlas", 9: "The verdicts"}  # the two chapters without a diagnostic of their own
+
+
+def _inline(text: str) -> str:
+    """Plain text for a printed sheet: HTML-escaped, with the guide's `code` spans as code, not backticks."""
+    parts = html.escape(text).split("`")
+    return "".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts))
+
+
+def _questions(text: str) -> list[str]:
+    """A plan's questions, one per answer box (split after each question mark)."""
+    out, current = [], ""
+    for piece in text.replace("? ", "?\n").splitlines():
+        current = (current + " " + piece).strip()
+        if current.endswith("?"):
+            out.append(current)
+            current = ""
+    return out + ([current] if current else [])
+
+
+def handout(chapter: int, claims: pd.DataFrame | None = None) -> HTML:
+    """A session's sheet for students, one printed page: the session's title, name and date fields, an answer
+    box per prediction (written before anything runs), the exercises to check (the call that checks each), the
+    chapter's own claims with the paper's value and a column per group for its verdict, and the discussion
+    questions. ``claims`` is ``verdicts.book_claims``'s table (its Chapter, Claim and Paper columns); without it
+    the grid has unnamed rows."""
+    if chapter not in PLANS:
+        raise ValueError(f"no session for chapter {chapter}; choose one of {sorted(PLANS)}")
     plan = PLANS[chapter]
+    title = {c.number: c.title for c in CHAPTERS}.get(chapter) or SESSION_TITLES.get(chapter, "")
+    predictions = "".join(f'<li><p>{_inline(q)}</p><div class="anatomy-handout-space"></div></li>'
+                          for q in _questions(plan.predict))
     checks = "".join(f"<li><b>{html.escape(e.title)}</b>: write <code>{e.function_name}</code>, then "
                      f"<code>exercises.check(\"{e.key}\", {e.function_name})</code></li>"
                      for e in exercises.of_chapter(chapter))
     groups = "".join(f"<th>{html.escape(name)}</th>" for name in plan.groups)
-    rows = "".join(f"<tr><td>claim {i}</td>" + "<td></td>" * len(plan.groups) + "</tr>" for i in (1, 2, 3))
-    return HTML(f'<div class="anatomy-handout"><h3>Chapter {chapter}</h3>'
-                f"<p><b>Before you run anything, write down</b>: {html.escape(plan.predict)}</p>"
-                '<div class="anatomy-handout-space"></div>'
-                f"<p><b>Exercises that check themselves</b> (chapter {chapter}'s page, at its end):</p>"
+    mine = claims[claims["chapter"] == chapter] if claims is not None else pd.DataFrame()
+    named = [(row["Claim"], row["Paper"]) for _, row in mine.iterrows()] or [("", "")] * 3
+    rows = "".join(f"<tr><td>{_inline(str(claim))}</td><td>{_inline(str(paper))}</td>"
+                   + "<td></td>" * len(plan.groups) + "</tr>" for claim, paper in named)
+    return HTML(f'<section class="anatomy-handout"><header><h3>Session {chapter}: {html.escape(title)}</h3>'
+                '<p class="anatomy-handout-fields"><span>Name: <span class="anatomy-handout-line"></span></span>'
+                '<span>Date: <span class="anatomy-handout-line"></span></span></p></header>'
+                f"<p><b>Before you run anything, write down</b> (chapter {chapter}):</p>"
+                f'<ol class="anatomy-handout-predictions">{predictions}</ol>'
+                f"<p><b>Exercises that check themselves</b> (at the end of chapter {chapter}'s page):</p>"
                 f"<ol>{checks}</ol>"
-                f'<p><b>Your groups\' verdicts</b>:</p><table class="anatomy-handout-grid"><tr><th></th>{groups}'
-                f"</tr>{rows}</table><p><b>Discussion</b>: {html.escape(plan.discuss)}</p></div>")
+                "<p><b>Your groups' verdicts</b> (reproduced, partly, not reproduced, inconclusive, not "
+                "comparable):</p>"
+                f'<table class="anatomy-handout-grid"><tr><th>the paper\'s claim</th><th>paper</th>{groups}</tr>'
+                f"{rows}</table><p><b>Discussion</b>: {_inline(plan.discuss)}</p></section>")
+
+
+def handouts(claims: pd.DataFrame | None = None) -> HTML:
+    """Every session's sheet in one block, so that print starts each sheet but the first on a new page (CSS
+    ``:first-child``: sheets displayed one per output cell would each be the first of its own cell)."""
+    sheets = "".join(handout(chapter, claims).data for chapter in sorted(PLANS))
+    return HTML(f'<div class="anatomy-handouts">{sheets}</div>')

@@ -90,13 +90,28 @@ def test_a_missing_session_names_the_choices():
 
 
 def test_the_handout_lists_each_sessions_checks_and_a_grid_per_group():
+    import pandas as pd
+
     from anatomy_lib import exercises
 
+    claims = pd.DataFrame({"chapter": [2, 2, 3], "Claim": ["critical core", "anti-layers <L14>", "R^2 of gate"],
+                           "Paper": ["L8-11", "L14, L17", "0.91"]})
     for chapter, plan in seminar.PLANS.items():
-        sheet = seminar.handout(chapter).data
+        sheet = seminar.handout(chapter, claims).data
         for e in exercises.of_chapter(chapter):
             assert f'exercises.check("{e.key}", {e.function_name})' in sheet
-        assert sheet.count("<th>") == len(plan.groups) + 1
+        assert sheet.count("<th>") == len(plan.groups) + 2  # the claim, the paper's value, one per group
+        assert f"<h3>Session {chapter}: " in sheet and "Name:" in sheet and "Date:" in sheet
+        assert "`" not in sheet  # the guide's code spans print as code, not as backticks
+        assert sheet.count('class="anatomy-handout-space"') == plan.predict.count("?")  # a box per question
+    two = seminar.handout(2, claims).data
+    assert "<td>critical core</td><td>L8-11</td>" in two and "&lt;L14&gt;" in two and "R^2 of gate" not in two
+    assert seminar.handout(9).data.count("<tr>") == 4  # no claims table: three unnamed rows under the header
+    both = seminar.handouts(claims).data
+    assert both.startswith('<div class="anatomy-handouts">') and both.count('<section class="anatomy-handout">') \
+        == len(seminar.PLANS)
+    with pytest.raises(ValueError, match="choose one of"):
+        seminar.handout(12)
 
 
 def test_rehearsal_times_every_exercise_and_each_checker_works():

@@ -20,6 +20,8 @@
 //   no widget control is left unmarked, looking active while it can do nothing;
 // - at 420 px, every control of a kernel-free explorer keeps a usable width, and every claims table is a list of
 //   cards (each cell labelled with its column, none past the screen's edge: the verdicts stay in view).
+// - a page of printable sheets (.anatomy-handout) prints one page per sheet on A4 and on Letter;
+// - every Font Awesome icon drawn (replaced by its SVG: the build serves a subset of the icons);
 // - no traceback or error output anywhere in a page, and at least as many figures and tables shown as the page's
 //   executed notebook (_build/jupyter_execute) displays outside folded or removed cells: a chapter whose setup
 //   cell failed shows a traceback and nothing after it, and fails here even where the build said nothing.
@@ -261,6 +263,12 @@ for (const name of pages) {
   problems.push(...await page.evaluate(overflowing, 1280));
   const checked = { ...layout.counts, links: 0 };
 
+  // every Font Awesome icon drawn (the build serves only the icons it found the pages using: one it missed stays
+  // an empty <i>)
+  const undrawn = await page.evaluate(() => [...document.querySelectorAll("i")]
+    .filter((i) => /(^|\s)(fa[sbr]?|fa-solid|fa-regular|fa-brands)(\s|$)/.test(i.className)).map((i) => i.className));
+  for (const icon of new Set(undrawn)) problems.push(`a Font Awesome icon not drawn: <i class="${icon}">`);
+
   // a page that failed to execute: its traceback, and what its notebook displays but the page does not show
   const tracebacks = await page.evaluate(() => {
     const article = document.querySelector("article.bd-article") || document.querySelector("main");
@@ -319,6 +327,19 @@ for (const name of pages) {
     if (!moves.some((m) => m.explorer === i)) problems.push(`explorer ${i} has no visible control`);
   }
   if (shotsDir) await page.screenshot({ path: path.join(shotsDir, `${name.replace(".html", "").replaceAll("/", "-")}-1280.png`), fullPage: true });
+
+  // a page of printable sheets (the handout) prints one page per sheet, on A4 and on Letter
+  const sheets = await page.locator(".anatomy-handout").count();
+  if (sheets) {
+    for (const format of ["A4", "Letter"]) {
+      const pdf = await page.pdf({ format, printBackground: false, margin: { top: "12mm", bottom: "12mm",
+                                                                          left: "12mm", right: "12mm" } });
+      const printed = (pdf.toString("latin1").match(/\/Type\s*\/Page[^s]/g) || []).length;
+      checked[`printed_pages_${format}`] = printed;
+      if (printed !== sheets) problems.push(`printed on ${format}, ${sheets} sheets take ${printed} pages`);
+      if (shotsDir) fs.writeFileSync(path.join(shotsDir, `${name.replace(".html", "")}-${format}.pdf`), pdf);
+    }
+  }
 
   // at a phone's width, the explorers' controls keep a usable width
   await page.setViewportSize({ width: 420, height: 900 });

@@ -28,6 +28,11 @@ const planted = {
   "traceback.html": ['<div class="cell_output"><pre>Traceback (most recent call last):\n  ValueError: x</pre></div>',
     "a traceback in the page's text"],
   "small-text.html": ['<table><tr><td style="font-size: 9px">0.12</td></tr></table>', "table text at 9.0 px"],
+  "sheets.html": ['<div class="anatomy-handouts"><section class="anatomy-handout">one</section>' +
+    '<section class="anatomy-handout" style="break-before: page">two</section></div>', null],
+  "sheet-too-long.html": ['<div class="anatomy-handouts"><section class="anatomy-handout">one' +
+    '<div style="height: 1600px"></div></section><section class="anatomy-handout" style="break-before: page">' +
+    "two</section></div>", "2 sheets take 3 pages"],
   "dead-link.html": ['<a href="missing.html">a page that is not there</a>', "link to a missing page"],
 };
 for (const [name, [body]] of Object.entries(planted)) fs.writeFileSync(path.join(site, "html", "book", name), page(body));
