@@ -156,7 +156,9 @@ const overflowing = (width) => {
       if (visibleInHolder && h.right <= right + 1 && h.left >= left - 1) continue;  // wide, but not past the column
       if (h.right <= right + 1 && h.left >= left - 1) {
         if (o === "auto" || o === "scroll") {
-          // a drawn bar takes space under the content; an overlay bar (or none) leaves no cue
+          // a drawn bar takes space under the content; an overlay bar (or none) leaves no cue; a wrapper whose
+          // content fits after all (a border a pixel past its edge) hides nothing
+          if (holder.scrollWidth <= holder.clientWidth + 1) continue;
           if (holder.offsetHeight - holder.clientHeight > 0 || reported.has(holder)) continue;
           reported.add(holder);
           out.push(`at ${width} px ${name(holder)} scrolls sideways with no visible scroll bar ` +
