@@ -328,7 +328,6 @@ for (const name of pages) {
     }
     if (!moves.some((m) => m.explorer === i)) problems.push(`explorer ${i} has no visible control`);
   }
-  if (shotsDir) await page.screenshot({ path: path.join(shotsDir, `${name.replace(".html", "").replaceAll("/", "-")}-1280.png`), fullPage: true });
 
   // a page of printable sheets (the handout) prints one page per sheet, on A4 and on Letter
   const sheets = await page.locator(".anatomy-handout").count();
@@ -371,6 +370,13 @@ for (const name of pages) {
   problems.push(...new Set(narrow));
   problems.push(...await page.evaluate(overflowing, 420));
   if (shotsDir) await page.screenshot({ path: path.join(shotsDir, `${name.replace(".html", "").replaceAll("/", "-")}-420.png`), fullPage: true });
+  // the desktop screenshot last: a full-page screenshot resizes the page, and Chromium can leave its scroll bars
+  // undrawn afterwards, which the checks at 420 px would read as a wrapper without its cue
+  if (shotsDir) {
+    await page.setViewportSize({ width: 1280, height: 1600 });
+    await page.waitForTimeout(800);
+    await page.screenshot({ path: path.join(shotsDir, `${name.replace(".html", "").replaceAll("/", "-")}-1280.png`), fullPage: true });
+  }
 
   const bytes = [...sizes.values()].reduce((a, b) => a + b, 0);
   const entry = { page: name, bytes, html_bytes: fs.statSync(file).size, failed, errors, problems, checked,
