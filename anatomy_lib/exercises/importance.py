@@ -33,6 +33,11 @@ def _edited_state(adapter, edit, layers) -> dict[str, torch.Tensor]:
 
 def _neighbour_cases() -> tuple[Case, ...]:
     adapter = tiny_specimen("llama", n_layers=5, hidden=32, vocab=64).adapter
+    with torch.no_grad():  # norm gains that differ per layer: a fresh model's are all 1, and so is their mean
+        generator = torch.Generator().manual_seed(0)
+        for name, parameter in adapter.model.named_parameters():
+            if parameter.ndim == 1:
+                parameter.copy_(torch.rand(parameter.shape, generator=generator) + 0.5)
 
     def case(layers):
         def test(fn):
@@ -71,6 +76,14 @@ def _reads_edited(editor, layer):
     for name in adapter.tensor_names:
         sources = neighbors(adapter.n_layers, layer)
         editor.replace(layer, name, sum(adapter.tensor(n, name).detach().double() for n in sources) / len(sources))
+
+
+def _matrices_only(editor, layer):
+    adapter = editor.adapter
+    for name in adapter.tensor_names:
+        if editor.original(layer, name).ndim == 2:
+            sources = neighbors(adapter.n_layers, layer)
+            editor.replace(layer, name, sum(editor.original(n, name) for n in sources) / len(sources))
 
 
 # ---- the paired bootstrap interval ---------------------------------------------------------------------------
@@ -136,7 +149,8 @@ EXERCISES = (
              _neighbour_cases,
              mistakes={"the layer averaged with its neighbours": (_includes_itself, "a middle layer"),
                        "a missing neighbour counted as zero": (_halves_at_edges, "the first and the last"),
-                       "neighbours read after earlier edits": (_reads_edited, "two adjacent layers")},
+                       "neighbours read after earlier edits": (_reads_edited, "two adjacent layers"),
+                       "the matrices only (norm gains left as they were)": (_matrices_only, "a middle layer")},
              shows=(ablate, neighbors)),
     Exercise("paired-interval", 2, "The paired bootstrap interval of a perplexity change",
              "Compute a perplexity change between two models on the same blocks, with a paired interval.",

@@ -20,18 +20,37 @@ LAYER_STUB = '''def layer_parameters(config) -> int:
 
 
 def layer_parameters(config) -> int:
-    """The library's answer: chapter 1's budget table counts the tensors of layer 0 of a model built from the
-    config (here a tiny one of that config's shape)."""
+    """The library's answer, as a formula (the cases hold it to chapter 1's budget table, which counts the
+    tensors of a model built from the config). Attention: q and o are hidden x (heads x head_dim), k and v
+    hidden x (key/value heads x head_dim), with grouped-query attention fewer than q's; head_dim is the config's
+    own where it sets one (Gemma-3-270M: 256, not 640 / 4 = 160). The SwiGLU MLP: gate, up and down, hidden x
+    intermediate each. Norm gains: a vector of hidden_size before attention and before the MLP; Gemma 3 adds
+    one after each block and a gain of head_dim on q and on k."""
+    h, m = config.hidden_size, config.intermediate_size
+    heads, kv_heads = config.num_attention_heads, config.num_key_value_heads
+    head_dim = getattr(config, "head_dim", None) or h // heads
+    attention = 2 * h * heads * head_dim + 2 * h * kv_heads * head_dim
+    mlp = 3 * h * m
+    gemma3 = config.model_type.startswith("gemma3")
+    norms = 4 * h + 2 * head_dim if gemma3 else 2 * h
+    return attention + mlp + norms
+
+
+def _counted(config) -> int:
+    """Layer 0's parameters of a model built from ``config``, counted: what the formula must equal."""
     model = AutoModelForCausalLM.from_config(config)
     return int(sum(p.numel() for p in model.model.layers[0].parameters()))
 
 
 def _layer_cases() -> tuple[Case, ...]:
-    def case(arch: str, kv_heads: int | None = None):
+    def case(arch: str, kv_heads: int | None = None, head_dim: int | None = None):
         specimen = tiny_specimen(arch, n_layers=2, hidden=64, vocab=128)
-        if kv_heads is not None:  # a second Llama shape: every head its own keys and values
+        if kv_heads is not None or head_dim is not None:
             config = specimen.model.config
-            config.num_key_value_heads = kv_heads
+            if kv_heads is not None:  # a second Llama shape: every head its own keys and values
+                config.num_key_value_heads = kv_heads
+            if head_dim is not None:  # Gemma-3-270M's kind of shape: heads x head_dim is not hidden_size
+                config.head_dim = head_dim
             specimen = _wrap(config)
         budget = parameter_budget(specimen)
         expected = int(budget.loc[budget["part"] == "one decoder layer", "parameters"].iloc[0])
@@ -44,9 +63,12 @@ def _layer_cases() -> tuple[Case, ...]:
                   "num_attention_heads)", case("llama")))
     if not GEMMA_SUPPORTED:  # transformers 4.x cannot run Gemma 3 through the adapter: the Llama cases alone
         return cases
-    return cases + (Case("Gemma 3 (head_dim set in the config, q/k norms, four block norms)",
-                         "Gemma 3 reads head_dim from its config, normalises q and k (a gain of head_dim each) and "
-                         "has a norm before and after each block (four gains of hidden_size)", case("gemma3")),)
+    return cases + (Case("Gemma 3 (q/k norms, four block norms)",
+                         "Gemma 3 normalises q and k (a gain of head_dim each) and has a norm before and after "
+                         "each block (four gains of hidden_size)", case("gemma3")),
+                    Case("Gemma 3 with head_dim 32 where hidden_size / heads is 16 (as Gemma-3-270M: 256 vs 160)",
+                         "read head_dim from the config where it has one: q, k, v and o are sized by heads x "
+                         "head_dim, which need not equal hidden_size", case("gemma3", head_dim=32)))
 
 
 def _wrap(config):
@@ -60,6 +82,15 @@ def _layer_matrices_only(config) -> int:
     kv = config.num_key_value_heads * head_dim
     h, m = config.hidden_size, config.intermediate_size
     return h * h * 2 + 2 * h * kv + 3 * h * m
+
+
+def _layer_head_dim_from_hidden(config) -> int:
+    """Right on Llama and on a Gemma whose head_dim happens to be hidden / heads; wrong on Gemma-3-270M."""
+    h, m = config.hidden_size, config.intermediate_size
+    head_dim = h // config.num_attention_heads
+    kv = config.num_key_value_heads * head_dim
+    gemma3 = config.model_type.startswith("gemma3")
+    return 2 * h * h + 2 * h * kv + 3 * h * m + (4 * h + 2 * head_dim if gemma3 else 2 * h)
 
 
 def _layer_ignores_gqa(config) -> int:
@@ -128,7 +159,9 @@ EXERCISES = (
              "included) and Gemma-3.", LAYER_STUB, layer_parameters, _layer_cases,
              mistakes={"matrices only (forgets the norm gains)": (_layer_matrices_only, "Llama, 4 query heads"),
                        "k and v as wide as q (ignores grouped-query attention)": (
-                           _layer_ignores_gqa, "Llama with grouped-query attention")},
+                           _layer_ignores_gqa, "Llama with grouped-query attention")}
+             | ({"head_dim taken as hidden_size / heads": (_layer_head_dim_from_hidden, "Gemma 3 with head_dim 32")}
+                if GEMMA_SUPPORTED else {}),
              shows=(parameter_budget,)),
     Exercise("perplexity-interval", 1, "A perplexity interval over text blocks",
              "Compute a perplexity and its bootstrap interval from per-token losses, resampling the right unit.",
