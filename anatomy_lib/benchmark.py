@@ -27,11 +27,11 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 from tqdm.auto import tqdm
 
+from .core import machine
 from .core.corpus import load_corpus, sequence_prefix, token_blocks
 from .core.distributed import init_from_environment
 from .core.engine import PerplexityEngine, block_nll_from_hidden, plain_evaluation
 from .core.flops import PEAK_SIZES, PeakProbe, adapter_forward_flops, shape_of, step_flops
-from .core import machine
 from .core.lab import Lab, cached_specimen
 from .core.nll import next_token_nll
 from .core.profiles import get_profile

@@ -24,9 +24,9 @@ import time
 import pandas as pd
 import torch
 
-from .core.machine import matmul_peak
 from .core.gpu import FP32_TFLOPS, from_cpu
 from .core.lab import open_lab
+from .core.machine import matmul_peak
 from .core.profiles import PROFILES
 from .core.specimens import SpecimenError
 from .seminar import chapter_runs, work_ratio

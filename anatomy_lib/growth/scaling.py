@@ -212,12 +212,13 @@ def budget_findings(tables: dict[str, pd.DataFrame], params, train_tokens: int, 
                     if np.isfinite(cross["extrapolated_low"]) else "")
         fitted = fits(tables)
         unfixed = int((fitted["floor"] < 1e-6).sum())
+        peak = matmul_peak()[0]
         out.append(f"Not reached within {cross['largest_swept']:g}x. Extrapolated (saturating power laws fitted per "
                    f"seed; {cross['seeds_crossing']} of {cross['seeds']} seeds' fits cross): the uniform model "
                    f"would overtake the shallow one at about {point:.3g}x the chapter's budget{interval}, "
                    f"{cost['flops']:.3g} FLOPs per run: {cost['cpu_hours']:.0f} hours of this CPU at the sweep's "
-                   f"{cpu / 1e9:.0f} GFLOP/s ({cpu / 1e9 / matmul_peak()[0]:.0%} of its stored fp32 matmul peak, "
-                   f"{matmul_peak()[0]:.0f} GFLOP/s), {cost['gpu_hours'] * 60:.0f} minutes on one {gpu} (the book's GPU "
+                   f"{cpu / 1e9:.0f} GFLOP/s ({cpu / 1e9 / peak:.0%} of its stored fp32 matmul peak, {peak:.0f} "
+                   f"GFLOP/s), {cost['gpu_hours'] * 60:.0f} minutes on one {gpu} (the book's GPU "
                    f"convention, {gpu_throughput(gpu) / 1e12:.0f} TFLOP/s sustained). An extrapolation, not a "
                    "measurement"
                    + (f": the swept budgets do not pin the loss floor down ({unfixed} of {len(fitted)} fits put it "

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "book" / "_ext"))
-import fontawesome_subset as fa  # noqa: E402  (a Sphinx extension, imported from its folder as Sphinx does)
+import fontawesome_subset as fa
 
 PACK = """(function () {
   function defineIcons(prefix, icons) {}
