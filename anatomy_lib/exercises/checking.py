@@ -118,6 +118,19 @@ def differs(got, expected, *, rtol: float = 1e-6, atol: float = 1e-9, what: str 
     return f"got {_short(got)}, expected {_short(expected)}"
 
 
+def interval_level_differs(got, expected, tolerance: float = 0.04) -> str | None:
+    """None if both ends of the interval ``got`` lie within ``tolerance`` of ``expected``'s width of its ends
+    (with enough resamples, a 95% interval's ends move by about 1% of its width between seeds; a 90% interval's
+    ends sit about 8% inside), else which end is off and by how much."""
+    (low, high), (ref_low, ref_high) = (float(v) for v in got), (float(v) for v in expected)
+    width = ref_high - ref_low
+    for name, end, ref in (("lower", low, ref_low), ("upper", high, ref_high)):
+        if abs(end - ref) > tolerance * width:
+            return (f"the {name} end is {end:.4g}; a 95% interval's is about {ref:.4g} "
+                    f"({(end - ref) / width:+.0%} of its width away)")
+    return None
+
+
 def _short(value) -> str:
     array = np.asarray(value, dtype=np.float64) if not isinstance(value, str) else None
     if array is None:

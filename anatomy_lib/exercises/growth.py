@@ -18,6 +18,8 @@ def _parts(shape: Shape, n_layers: int, batch: int) -> dict[str, int]:
     tokens = batch * shape.context
     head_dim = shape.width // shape.heads
     return {"the attention score and value products": n_layers * 4 * tokens * shape.context * shape.width,
+            "the attention products' difference between context x width and width x width":
+                n_layers * 4 * tokens * shape.width * abs(shape.context - shape.width),
             HEAD: 2 * tokens * shape.width * shape.vocab_size,
             "k and v at full width (grouped-query attention has fewer key/value heads)":
                 n_layers * 2 * 2 * tokens * shape.width * (shape.width - shape.kv_heads * head_dim),
@@ -54,8 +56,9 @@ def forward_flops(shape: Shape, n_layers: int, batch: int) -> int:
     return library_forward_flops(shape, n_layers, batch)
 
 
-SHAPES = {"mha": Shape(width=128, heads=4, kv_heads=4, mlp_width=512, vocab_size=4096, context=128),
-          "gqa": Shape(width=128, heads=8, kv_heads=2, mlp_width=384, vocab_size=4096, context=128),
+# every context differs from its width, so that a count of width x width where context x width belongs shows
+SHAPES = {"mha": Shape(width=128, heads=4, kv_heads=4, mlp_width=512, vocab_size=4096, context=96),
+          "gqa": Shape(width=128, heads=8, kv_heads=2, mlp_width=384, vocab_size=4096, context=160),
           "long": Shape(width=64, heads=4, kv_heads=1, mlp_width=256, vocab_size=2048, context=1024)}
 
 
@@ -77,6 +80,16 @@ def _forward_cases() -> tuple[Case, ...]:
 def _no_attention(shape, n_layers, batch):
     return library_forward_flops(shape, n_layers, batch) - _parts(shape, n_layers, batch)[
         "the attention score and value products"]
+
+
+def _attention_by_width(shape, n_layers, batch):
+    tokens = batch * shape.context
+    return library_forward_flops(shape, n_layers, batch) - n_layers * 4 * tokens * shape.width * (
+        shape.context - shape.width)
+
+
+def _no_head(shape, n_layers, batch):
+    return library_forward_flops(shape, n_layers, batch) - _parts(shape, n_layers, batch)[HEAD]
 
 
 def _full_width_kv(shape, n_layers, batch):
@@ -131,6 +144,10 @@ def _three_forwards(shape, n_layers, top, batch, forward_flops):
     return 3 * forward_flops(shape, n_layers, batch)
 
 
+def _head_gradient_counted(shape, n_layers, top, batch, forward_flops):
+    return finetune_step_flops(shape, n_layers, top, batch) + _parts(shape, 1, batch)[HEAD]
+
+
 def _backward_to_the_bottom(shape, n_layers, top, batch, forward_flops):
     trainable = [False] * (n_layers - top) + [True] * top
     return step_flops(shape, trainable, True, batch) - _parts(shape, 1, batch)[HEAD]
@@ -141,12 +158,16 @@ EXERCISES = (
              "Count a forward pass in the book's FLOP convention (" + CONVENTION + ").", FORWARD_STUB,
              forward_flops, _forward_cases,
              mistakes={"attention's T x T products left out": (_no_attention, "4 heads"),
-                       "k and v as wide as q": (_full_width_kv, "grouped-query attention")},
+                       "k and v as wide as q": (_full_width_kv, "grouped-query attention"),
+                       "the T x T products sized width x width": (_attention_by_width, "4 heads"),
+                       "the tied head left out": (_no_head, "4 heads")},
              shows=(library_forward_flops,)),
     Exercise("finetune-step-flops", 7, "The FLOPs of a fine-tuning step",
              "Count forward and backward of a step in which only the top layers train.", STEP_STUB,
              finetune_step_flops, _step_cases,
              mistakes={"three forward passes, whatever trains": (_three_forwards, "every layer trains"),
-                       "gradients taken down to the embedding": (_backward_to_the_bottom, "only the top 2")},
+                       "gradients taken down to the embedding": (_backward_to_the_bottom, "only the top 2"),
+                       "the tied head's weight gradient counted (the embedding is frozen)": (
+                           _head_gradient_counted, "every layer trains")},
              shows=(step_flops,)),
 )

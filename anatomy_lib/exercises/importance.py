@@ -8,7 +8,7 @@ from ..core.bootstrap import paired_change_interval as library_paired_change_int
 from ..core.specimens import tiny_specimen
 from ..core.surgery import surgery
 from ..importance.compute import ablate, neighbors
-from .checking import Case, Exercise, differs
+from .checking import Case, Exercise, differs, interval_level_differs
 
 # ---- the neighbour-mean edit --------------------------------------------------------------------------------
 NEIGHBOUR_STUB = '''def neighbour_mean(editor, layer):
@@ -122,10 +122,16 @@ def _paired_cases() -> tuple[Case, ...]:
             return f"interval width {high - low:.3g} points; the paired bootstrap gives about {ref_high - ref_low:.3g}"
         return None
 
+    def level(fn):
+        return interval_level_differs(fn(base, new, 8000, 1)[1:],
+                                      library_paired_change_interval(base, new, 20000, 0)[1:])
+
     return (Case("the change in perplexity, in %", "perplexity is exp(mean NLL), so the change is "
                  "exp(mean new - mean base) - 1, times 100 (not the change of the mean NLL)", point),
             Case("the interval, against the library's (width within 20%)", "resample block indices once and use "
-                 "the same indices for both models: the blocks' own difficulty then cancels", interval))
+                 "the same indices for both models: the blocks' own difficulty then cancels", interval),
+            Case("the interval's level (95%, each end within 4% of the interval's width)", "the 2.5th and 97.5th "
+                 "percentiles of the resampled changes: the 5th and 95th give a 90% interval", level))
 
 
 def _relative_nll(base_nll, new_nll, n_boot=2000, seed=0):
@@ -133,6 +139,13 @@ def _relative_nll(base_nll, new_nll, n_boot=2000, seed=0):
     idx = np.random.default_rng(seed).integers(0, len(base), (n_boot, len(base)))
     draws = (new[idx].mean(1) / base[idx].mean(1) - 1) * 100
     return float((new.mean() / base.mean() - 1) * 100), *np.percentile(draws, [2.5, 97.5])
+
+
+def _ninety_percent(base_nll, new_nll, n_boot=2000, seed=0):
+    base, new = np.asarray(base_nll), np.asarray(new_nll)
+    idx = np.random.default_rng(seed).integers(0, len(base), (n_boot, len(base)))
+    draws = np.expm1(new[idx].mean(1) - base[idx].mean(1)) * 100
+    return float(np.expm1(new.mean() - base.mean()) * 100), *np.percentile(draws, [5, 95])
 
 
 def _unpaired(base_nll, new_nll, n_boot=2000, seed=0):
@@ -156,6 +169,7 @@ EXERCISES = (
              "Compute a perplexity change between two models on the same blocks, with a paired interval.",
              PAIRED_STUB, paired_change_interval, _paired_cases,
              mistakes={"the relative change of the mean NLL": (_relative_nll, "the change in perplexity"),
-                       "both models resampled independently": (_unpaired, "the interval")},
+                       "both models resampled independently": (_unpaired, "the interval,"),
+                       "a 90% interval (the 5th and 95th percentiles)": (_ninety_percent, "the interval's level")},
              shows=(library_paired_change_interval,)),
 )

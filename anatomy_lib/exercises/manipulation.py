@@ -66,6 +66,11 @@ def _scales_every_matrix(editor, layer, alpha):
         editor.replace(layer, name, editor.original(layer, name) * alpha)
 
 
+def _attention_only(editor, layer, alpha):
+    for name in editor.adapter.writer_names("attn"):
+        editor.replace(layer, name, editor.original(layer, name) * alpha)
+
+
 def _ignores_offset(editor, layer, alpha):
     for name in editor.adapter.writer_names():
         editor.replace(layer, name, editor.original(layer, name) * alpha)
@@ -174,17 +179,34 @@ def _without_finally(adapter, layer, alpha):
             adapter.tensor(layer, name).copy_(value)
 
 
+@contextmanager
+def _keeps_references(adapter, layer, alpha):
+    saved = {name: adapter.tensor(layer, name).detach() for name in adapter.writer_names()}  # views, not copies
+    with torch.no_grad():
+        for name in saved:
+            adapter.tensor(layer, name).mul_(alpha)
+    try:
+        yield
+    finally:
+        with torch.no_grad():
+            for name, value in saved.items():
+                adapter.tensor(layer, name).copy_(value)
+
+
 EXERCISES = (
     Exercise("alpha-scaling", 5, "Scaling a layer's contribution by alpha",
              "Write chapter 5's scale strategy for a pre-norm (Llama) and a post-norm (Gemma-3) family.",
              SCALE_STUB, scale_contribution, _scale_cases,
              mistakes={"every matrix scaled": (_scales_every_matrix, "Llama (pre-norm)"),
-                       "the stored gain scaled, not 1 + w": (_ignores_offset, "Gemma 3")},
+                       "the stored gain scaled, not 1 + w": (_ignores_offset, "Gemma 3"),
+                       "the attention's output only (the MLP forgotten)": (_attention_only, "Llama (pre-norm)")},
              shows=(apply, WeightSurgery.scale)),
     Exercise("exact-restore", 5, "An edit that always undoes itself",
              "Write the context manager every edit in the book runs inside: the model comes back bit for bit.",
              RESTORE_STUB, scaled, _restore_cases,
              mistakes={"dividing by alpha on the way out": (_divides_back, "after the block"),
-                       "restoring without a finally": (_without_finally, "after an interrupted block")},
+                       "restoring without a finally": (_without_finally, "after an interrupted block"),
+                       "the originals kept as references (detach, not clone)": (_keeps_references,
+                                                                                "after the block")},
              shows=(surgery, WeightSurgery.restore)),
 )

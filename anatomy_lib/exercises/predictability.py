@@ -36,9 +36,9 @@ def _layers(n_layers: int = 8, n: int = 48, seed: int = 3) -> tuple[np.ndarray, 
 def _held_out_cases() -> tuple[Case, ...]:
     features, weights = _layers()
 
-    def case(target):
-        expected = held_out_prediction(features, weights, target)
-        return lambda fn: differs(fn(features, weights, target, 1.0), expected, rtol=1e-3, atol=1e-4,
+    def case(target, ridge_alpha=1.0):
+        expected = held_out_prediction(features, weights, target, ridge_alpha)
+        return lambda fn: differs(fn(features, weights, target, ridge_alpha), expected, rtol=1e-3, atol=1e-4,
                                   what="prediction")
 
     return (Case("the last layer (7 of 8)", "train on every pair (l - 1 -> l) except the one that predicts the "
@@ -46,7 +46,9 @@ def _held_out_cases() -> tuple[Case, ...]:
             Case("a middle layer (4 of 8)", "drop the pair whose *input* is the target layer too "
                  "(target -> target + 1): it shows the fit that layer's weights", case(4)),
             Case("the second layer (1 of 8)", "the target's own pair is 0 -> 1 and the pair 1 -> 2 has it as "
-                 "input: leave out both, train on the rest", case(1)))
+                 "input: leave out both, train on the rest", case(1)),
+            Case("a stronger ridge (alpha 30, layer 4)", "pass ridge_alpha to Ridge(alpha=...): sklearn's default "
+                 "is 1.0, so a fit that ignores the argument agrees only at 1.0", case(4, 30.0)))
 
 
 def _in_sample(features, weights, target, ridge_alpha=1.0):
@@ -59,6 +61,10 @@ def _keeps_input_pair(features, weights, target, ridge_alpha=1.0):
     pairs = [l for l in range(1, len(weights)) if l != target]
     model = Ridge(alpha=ridge_alpha).fit(features[[l - 1 for l in pairs]], weights[pairs])
     return model.predict(features[target - 1][None])[0]
+
+
+def _ignores_ridge_alpha(features, weights, target, ridge_alpha=1.0):
+    return held_out_prediction(features, weights, target, 1.0)
 
 
 # ---- R² -------------------------------------------------------------------------------------------------
@@ -82,6 +88,7 @@ def _r2_cases() -> tuple[Case, ...]:
     slope, intercept = np.polyfit(x, actual, 1)
     close = intercept + slope * x  # the least-squares fit: here R^2 equals the squared correlation
     worse = -0.8 * actual + rng.normal(0.0, 0.5, 400)  # anti-correlated: worse than predicting the mean
+    worse -= worse.mean()  # centred like the actual weights: only the offset case is about offsets
     shifted = actual + 2.0
     offset_actual = actual + 0.7
     return (Case("a least-squares prediction", "R^2 = 1 - sum((actual - predicted)^2) / sum((actual - mean(actual))^2)",
@@ -100,6 +107,12 @@ def _squared_correlation(predicted, actual):
     return float(np.corrcoef(predicted, actual)[0, 1] ** 2)
 
 
+def _centres_the_prediction(predicted, actual):
+    predicted, actual = np.asarray(predicted), np.asarray(actual)
+    residual = (actual - actual.mean()) - (predicted - predicted.mean())
+    return float(1 - np.sum(residual ** 2) / np.sum((actual - actual.mean()) ** 2))
+
+
 def _uncentred(predicted, actual):
     predicted, actual = np.asarray(predicted), np.asarray(actual)
     return float(1 - np.sum((actual - predicted) ** 2) / np.sum(actual ** 2))
@@ -110,11 +123,14 @@ EXERCISES = (
              "Fit chapter 3's layerwise ridge without letting it see the layer it predicts.", HELD_OUT_STUB,
              held_out_prediction, _held_out_cases,
              mistakes={"fitted on every pair (in-sample)": (_in_sample, "the last layer"),
-                       "the pair leaving the target kept": (_keeps_input_pair, "a middle layer")},
+                       "the pair leaving the target kept": (_keeps_input_pair, "a middle layer"),
+                       "the ridge strength ignored (sklearn's default alpha)": (_ignores_ridge_alpha,
+                                                                                 "a stronger ridge")},
              shows=(predict_layers,)),
     Exercise("r2", 3, "R² against the mean", "Score a predicted layer the way chapter 3 does.", R2_STUB, r2,
              _r2_cases,
              mistakes={"squared correlation": (_squared_correlation, "a prediction worse than the mean"),
-                       "deviations measured from zero": (_uncentred, "actual weights with a non-zero mean")},
+                       "deviations measured from zero": (_uncentred, "actual weights with a non-zero mean"),
+                       "the prediction centred before scoring": (_centres_the_prediction, "a prediction off by")},
              shows=(r2_and_cosine,)),
 )

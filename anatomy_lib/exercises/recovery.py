@@ -64,6 +64,11 @@ def _against_the_intact_model(steps, damaged, sham, baseline, share=0.9, n_boot=
     return float(recovered_at[0]) if len(recovered_at) else float("nan")
 
 
+def _budget_when_censored(steps, damaged, sham, baseline, share=0.9, n_boot=2000, seed=0):
+    found = steps_to_recover(steps, damaged, sham, baseline, share, n_boot, seed)
+    return float(steps[-1]) if np.isnan(found) else found
+
+
 # ---- matched damage ----------------------------------------------------------------------------------------
 MATCH_STUB = '''def match_sigma(excess, target):
     """A noise level sigma whose damage excess(sigma) (in nats, increasing in sigma) is within 2% of target.
@@ -115,6 +120,19 @@ def _proportional(excess, target):
     return target / excess(1.0)
 
 
+def _only_doubles(excess, target):
+    """Doubles from sigma 1 until the target is passed and bisects the last step: an overshooting first guess is
+    taken as the bracket's lower end."""
+    high = 1.0
+    while excess(high) < target:
+        high *= 2
+    low = high / 2
+    for _ in range(9):
+        middle = (low + high) / 2
+        low, high = (middle, high) if excess(middle) < target else (low, middle)
+    return (low + high) / 2
+
+
 def _grid(excess, target):
     grid = np.linspace(0.05, 10.0, 200)
     return float(grid[np.argmin([abs(excess(s) - target) for s in grid])])
@@ -125,12 +143,15 @@ EXERCISES = (
              "Write chapter 6's main criterion: sham-corrected, judged by the interval's lower end.", CRITERION_STUB,
              steps_to_recover, _criterion_cases,
              mistakes={"judged by the mean": (_by_the_mean, "a run whose blocks"),
-                       "excess over the intact model (raw)": (_against_the_intact_model, "a sham that drifts")},
+                       "excess over the intact model (raw)": (_against_the_intact_model, "a sham that drifts"),
+                       "the budget returned for a run that never recovers": (_budget_when_censored,
+                                                                             "a run that never recovers")},
              shows=(judge_curve,)),
     Exercise("matched-damage", 6, "Matching the damage in nats",
              "Find the noise level that does a target damage, in few forward passes.", MATCH_STUB, match_sigma,
              _match_cases,
              mistakes={"damage assumed proportional to sigma": (_proportional, "damage that grows"),
-                       "a grid of sigmas": (_grid, "damage that grows")},
+                       "a grid of sigmas": (_grid, "damage that grows"),
+                       "only doubling (an overshooting first guess kept)": (_only_doubles, "a small target")},
              shows=(bracket_and_bisect,)),
 )

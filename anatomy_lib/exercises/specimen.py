@@ -9,7 +9,7 @@ from ..core.adapter import GEMMA_SUPPORTED
 from ..core.bootstrap import perplexity_interval as library_perplexity_interval
 from ..core.specimens import Specimen, tiny_specimen, weights_hash
 from ..specimen.compute import parameter_budget
-from .checking import Case, Exercise, differs
+from .checking import Case, Exercise, differs, interval_level_differs
 
 # ---- a decoder layer's parameters -----------------------------------------------------------------------------
 LAYER_STUB = '''def layer_parameters(config) -> int:
@@ -134,17 +134,29 @@ def _interval_cases() -> tuple[Case, ...]:
             return f"interval width {width:.3g}; resampling blocks gives about {ref_width:.3g}"
         return None
 
+    def level(fn):
+        return interval_level_differs(fn(nll, 8000, 1)[1:], perplexity_interval(nll, 20000, 0)[1:])
+
     return (Case("the perplexity of all tokens", "perplexity is exp of the mean NLL over all tokens, not the mean "
                  "of per-block perplexities", point),
             Case("the interval, against the library's (width within 20%)", "resample whole blocks (rows): the "
                  "tokens of one block share a topic and a speaker, so resampling tokens makes the interval "
-                 "several times too narrow", interval))
+                 "several times too narrow", interval),
+            Case("the interval's level (95%, each end within 4% of the interval's width)", "a 95% percentile "
+                 "interval runs from the 2.5th to the 97.5th percentile of the resampled perplexities; "
+                 "the 5th and 95th give a 90% interval, about a sixth narrower", level))
 
 
 def _mean_of_block_perplexities(token_nll, n_boot=2000, seed=0):
     per_block = np.exp(np.asarray(token_nll).mean(axis=1))
     draws = per_block[np.random.default_rng(seed).integers(0, len(per_block), (n_boot, len(per_block)))].mean(1)
     return float(per_block.mean()), *np.percentile(draws, [2.5, 97.5])
+
+
+def _ninety_percent(token_nll, n_boot=2000, seed=0):
+    means = np.asarray(token_nll).mean(axis=1)
+    draws = means[np.random.default_rng(seed).integers(0, len(means), (n_boot, len(means)))].mean(axis=1)
+    return float(np.exp(np.asarray(token_nll).mean())), *np.exp(np.percentile(draws, [5, 95]))
 
 
 def _resamples_tokens(token_nll, n_boot=2000, seed=0):
@@ -167,6 +179,7 @@ EXERCISES = (
              "Compute a perplexity and its bootstrap interval from per-token losses, resampling the right unit.",
              INTERVAL_STUB, perplexity_interval, _interval_cases,
              mistakes={"the mean of per-block perplexities": (_mean_of_block_perplexities, "the perplexity of all"),
-                       "resampling tokens instead of blocks": (_resamples_tokens, "the interval")},
+                       "resampling tokens instead of blocks": (_resamples_tokens, "the interval,"),
+                       "a 90% interval (the 5th and 95th percentiles)": (_ninety_percent, "the interval's level")},
              shows=(library_perplexity_interval,)),
 )

@@ -60,6 +60,11 @@ def _cosines(weights):
     return [float(d[l] @ d[l + 1] / np.linalg.norm(d[l]) / np.linalg.norm(d[l + 1])) for l in range(len(d) - 1)]
 
 
+def _pooled(weights):
+    d = np.diff(np.asarray(weights, dtype=np.float64), axis=0)
+    return [float(np.corrcoef(d[:-1].ravel(), d[1:].ravel())[0, 1])]
+
+
 # ---- the analytic value under AR(1) --------------------------------------------------------------------------
 AR1_STUB = '''def ar1_delta_correlation(a):
     """corr(D_l, D_(l+1)) for layers that follow a stationary autoregressive process W_l = a W_(l-1) + e_l
@@ -107,17 +112,29 @@ def _forgets_half(a):
     return -(1 - a)
 
 
+def _stationary_factor(a):
+    """var(W) = var(e) / (1 - a^2) carried into the ratio, where it cancels."""
+    return -(1 - a * a) / 2
+
+
+def _positive_a_only(a):
+    return -(1 - abs(a)) / 2
+
+
 EXERCISES = (
     Exercise("delta-correlation", 4, "The lag-1 correlation of consecutive deltas",
              "Compute chapter 4's statistic on a stack of layers.", DELTA_STUB, lag1_delta_correlations,
              _delta_cases,
              mistakes={"correlating layers, not deltas": (_layer_correlations, "independent layers"),
-                       "a cosine instead of a correlation": (_cosines, "layers drifting")},
+                       "a cosine instead of a correlation": (_cosines, "layers drifting"),
+                       "one correlation pooled over every pair": (_pooled, "independent layers")},
              shows=(delta_correlations_of,)),
     Exercise("ar1-null", 4, "The statistic's analytic value for autoregressive layers",
              "Derive corr(D_l, D_(l+1)) for stationary AR(1) layers; a = 0 gives the chapter's null.", AR1_STUB,
              ar1_delta_correlation, _ar1_cases,
              mistakes={"always -1/2": (_constant_null, "a = 0.5"),
-                       "the covariance ratio without the variance of a delta": (_forgets_half, "independent")},
+                       "the covariance ratio without the variance of a delta": (_forgets_half, "independent"),
+                       "the stationary variance's 1 - a^2 left in the ratio": (_stationary_factor, "a = 0.5"),
+                       "derived for positive a only (|a|)": (_positive_a_only, "a = -0.5")},
              shows=(simulated_ar1_delta_correlation,)),
 )

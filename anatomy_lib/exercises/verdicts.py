@@ -9,7 +9,9 @@ from .checking import Case, Exercise
 # ---- the same relative depth (chapter 8) ------------------------------------------------------------------------
 DEPTH_STUB = '''def at_depth(layers, n_layers):
     """The layers of an n_layers-deep model at the same relative depth as `layers`, which are numbered on the
-    paper's 30-layer model (0 is the first decoder layer, 29 the last). Keep their order; drop repeats."""
+    paper's 30-layer model (0 is the first decoder layer, 29 the last). Relative depth is l / 29 on the paper's
+    model and k / (n_layers - 1) on the other: layer l goes to the nearest k, round(l * (n_layers - 1) / 29).
+    Keep the order of `layers`; where two land on the same layer keep the first."""
     raise NotImplementedError  # your code here
 '''
 
@@ -35,11 +37,22 @@ def _depth_cases() -> tuple[Case, ...]:
                  "nearest layer", case((0, 1, 11, 14, 24, 29), 18)),
             Case("every layer on a 12-layer model", "several of the paper's layers land on the same layer of a "
                  "shallower model: keep the first, drop the repeats", case(tuple(range(30)), 12)),
-            Case("the paper's own depth", "on a 30-layer model every layer maps to itself", case((3, 11, 17), 30)))
+            Case("the paper's own depth", "on a 30-layer model every layer maps to itself", case((3, 11, 17), 30)),
+            Case("layers not in order, with a repeat, on a 12-layer model", "keep the order they were given in "
+                 "(do not sort) and drop a layer only where an earlier one landed on it already",
+                 case((24, 3, 11, 12, 2), 12)))
 
 
 def _proportional_floor(layers, n_layers):
     return tuple(dict.fromkeys(int(l * n_layers / 30) for l in layers))
+
+
+def _rounds_down(layers, n_layers):
+    return tuple(dict.fromkeys(int(l * (n_layers - 1) / 29) for l in layers))
+
+
+def _sorted(layers, n_layers):
+    return tuple(sorted(set(round(l * (n_layers - 1) / 29) for l in layers)))
 
 
 def _keeps_repeats(layers, n_layers):
@@ -95,6 +108,13 @@ def _ignores_sign(paper, ours, low=None, high=None, factor=2.0):
                         None if high is None else max(abs(low), abs(high)), factor=factor)
 
 
+def _one_way_ratio(paper, ours, low=None, high=None, factor=2.0):
+    """'Within a factor' read as ours / paper <= factor only: a value five times smaller passes."""
+    if low is None and (ours > 0) == (paper > 0) and abs(ours / paper) <= factor:
+        return rules.REPRODUCED
+    return rules.number(paper, ours, low, high, factor=factor)
+
+
 def _ignores_zero(paper, ours, low=None, high=None, factor=2.0):
     if low is not None and low <= paper <= high and (ours > 0) == (paper > 0):
         return rules.REPRODUCED
@@ -106,11 +126,14 @@ EXERCISES = (
              "Carry layers named on the paper's 30-layer model to a model of another depth.", DEPTH_STUB, at_depth,
              _depth_cases,
              mistakes={"l x n / 30, rounded down": (_proportional_floor, "the paper's recovery layers"),
-                       "repeats kept": (_keeps_repeats, "every layer on a 12-layer model")},
+                       "repeats kept": (_keeps_repeats, "every layer on a 12-layer model"),
+                       "rounded down, not to the nearest layer": (_rounds_down, "the paper's recovery layers"),
+                       "sorted (the given order lost)": (_sorted, "layers not in order")},
              shows=(PaperLayers.at_depth,)),
     Exercise("number-rule", 9, "The rule for a reported number",
              "Write the rule chapter 9 judges every reported number by.", NUMBER_STUB, number_verdict, _number_cases,
              mistakes={"sign ignored": (_ignores_sign, "a sign that differs"),
-                       "an interval holding zero taken as agreement": (_ignores_zero, "an interval that holds zero")},
+                       "an interval holding zero taken as agreement": (_ignores_zero, "an interval that holds zero"),
+                       "the factor read one way (ours / paper <= factor)": (_one_way_ratio, "values without")},
              shows=(rules.number,)),
 )
