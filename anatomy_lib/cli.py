@@ -29,7 +29,7 @@ from .growth.budgets import BudgetParams, budgets
 from .growth.checkpoints import CheckpointError, Checkpointing
 from .growth.compute import growth
 from .growth.events import VARIANTS, EventParams, event_summary, growth_events
-from .growth.frontier import FrontierParams, finished_jobs, frontier, run_frontier
+from .growth.frontier import SECOND_WIDTH, FrontierParams, finished_jobs, frontier, run_frontier
 from .growth.params import GrowthParams
 from .growth.report import paper_claims
 from .growth.scaling import branch_check, crossover, loss_by_budget, paired_differences
@@ -360,9 +360,11 @@ def cmd_growth_budgets(args) -> int:
 
 def cmd_growth_frontier(args) -> int:
     params = params_from(args, FrontierParams, base=FrontierParams.for_profile(args.profile))
-    print(f"compute-optimal growth, profile {args.profile}: depths {list(params.depths)} and {list(params.growth_arms)}"
-          f" at {list(params.multiples)} x C* = {params.c_star:.3g} FLOPs; {len(params.jobs())} jobs, "
-          f"{params.work():.3g} training FLOPs in all")
+    if args.at_width:
+        params = params.at_width(args.at_width)
+    print(f"compute-optimal growth, width {params.width}, profile {args.profile}: depths {list(params.depths)} "
+          f"and {list(params.growth_arms)} at {list(params.multiples)} x C* = {params.c_star:.3g} FLOPs; "
+          f"{len(params.jobs())} jobs, {params.work():.3g} training FLOPs in all")
     if args.threads:
         torch.set_num_threads(args.threads)
     if args.max_jobs is not None:
@@ -384,6 +386,8 @@ def _frontier_args(parser: argparse.ArgumentParser) -> None:
                         "the results store whatever this says)")
     parser.add_argument("--max-jobs", type=int, help="stop after this many more jobs (the rest run on a later call)")
     parser.add_argument("--threads", type=int, help="torch threads (default: torch's choice)")
+    parser.add_argument("--at-width", type=int, help="the same design at this width, token counts scaled with C* "
+                        f"(FrontierParams.at_width; the chapter's scale check uses {SECOND_WIDTH})")
 
 
 def cmd_growth_events(args) -> int:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -47,6 +47,7 @@ from .models import Shape, parameter_counts
 from .trainer import train
 
 FRONTIER_ARMS = ("gstack", "developmental", "random_source", "midas")
+SECOND_WIDTH = 32  # the scale check: the same design at a second width (``FrontierParams.at_width``)
 
 
 @dataclass(frozen=True)
@@ -145,6 +146,26 @@ class FrontierParams(DiagnosticParams):
 
     def budget(self, multiple: float) -> float:
         return multiple * self.c_star
+
+    def at_width(self, width: int) -> "FrontierParams":
+        """The same design at another width (the scale check): head size and MLP ratio kept, and every count of
+        tokens (warm-up, growth points, re-warm-up) scaled with the target's compute-optimal token count, so each
+        event falls at the same fraction of C* as here. Budgets stay multiples of the new C*."""
+        head_size = self.width // self.heads
+        if width % head_size:
+            raise ValueError(f"width {width} must be a multiple of the head size {head_size}")
+        heads, mlp_width = width // head_size, self.mlp_width * width // self.width
+        # C* in tokens is tokens_per_parameter x the target's body parameters: the ratio of body parameters
+        ratio = parameter_counts(Shape(width, heads, heads, mlp_width, VOCAB_SIZE, self.context),
+                                 self.target_layers)["body"] / self.body_parameters
+        step = self.batch * self.context  # tokens per optimiser step: events fall on whole steps
+
+        def scaled(tokens: int) -> int:
+            return max(step, round(tokens * ratio / step) * step)
+
+        return replace(self, width=width, heads=heads, mlp_width=mlp_width, warmup_tokens=scaled(self.warmup_tokens),
+                       growth_tokens=scaled(self.growth_tokens), develop_tokens=tuple(map(scaled, self.develop_tokens)),
+                       midas_tokens=tuple(map(scaled, self.midas_tokens)), rewarm_tokens=scaled(self.rewarm_tokens))
 
     # ---- arms ---------------------------------------------------------------------------------------------------
     @property

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from anatomy_lib.growth import bytes as byte_text
-from anatomy_lib.growth.frontier import FrontierParams, _arm, frontier_data, run_frontier, run_job
+from anatomy_lib.growth.frontier import SECOND_WIDTH, FrontierParams, _arm, frontier_data, run_frontier, run_job
 from anatomy_lib.growth.trainer import train
 
 SMOKE = FrontierParams.for_profile("smoke")
@@ -45,6 +45,28 @@ def test_the_design_puts_c_star_at_the_stated_tokens_per_parameter():
         replace(p, growth_tokens=10 ** 8)
     with pytest.raises(ValueError, match="growth arm"):
         replace(p, growth_arms=("stack",))
+
+
+def test_the_design_at_another_width_keeps_every_event_at_its_share_of_c_star():
+    p = FrontierParams()
+    assert p.at_width(p.width) == p
+    narrow = p.at_width(SECOND_WIDTH)
+    assert narrow.width == SECOND_WIDTH and narrow.width // narrow.heads == p.width // p.heads
+    assert narrow.mlp_width / narrow.width == p.mlp_width / p.width
+    design = narrow.describe()
+    at_c_star = design[(design["depth"] == narrow.target_layers) & (design["multiple"] == 1.0)].iloc[0]
+    assert at_c_star["tokens_per_parameter"] == pytest.approx(p.tokens_per_parameter)
+
+    def share(params, tokens):  # tokens as a share of the target's compute-optimal token count
+        return tokens / (params.tokens_per_parameter * params.body_parameters)
+
+    step = p.batch * p.context
+    for name in ("warmup_tokens", "growth_tokens", "rewarm_tokens"):
+        assert getattr(narrow, name) % step == 0
+        assert share(narrow, getattr(narrow, name)) == pytest.approx(share(p, getattr(p, name)), abs=step / (
+            narrow.tokens_per_parameter * narrow.body_parameters))
+    with pytest.raises(ValueError, match="multiple of the head size 16"):
+        p.at_width(40)
 
 
 def test_warm_up_is_the_same_in_tokens_for_every_arm():
