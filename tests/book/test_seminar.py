@@ -1,5 +1,8 @@
-"""The seminar guide's timing table: measured rows come from the committed manifests, estimates from stated
-ratios."""
+"""The seminar guide: its timing table (measured rows from the committed manifests, estimates from stated ratios),
+its plans (ordered so that nothing answers a prediction before it is written, 90 minutes each), the answers
+computed from the committed store, the groups' verdicts read from it, the handout and the assessment."""
+import re
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -12,7 +15,11 @@ from anatomy_lib.importance import ImportanceParams
 from anatomy_lib.recovery import RecoveryParams
 from anatomy_lib.structure import StructureParams
 
-COMMITTED = Path(__file__).resolve().parents[2] / "data" / "results"  # the tests' own store is a temporary folder
+ROOT = Path(__file__).resolve().parents[2]
+COMMITTED = ROOT / "data" / "results"  # the tests' own store is a temporary folder
+# groups whose variant the committed store does not hold (their column reads "not stored"): chapter 1 on Gemma
+# needs Gemma's baseline at the quick profile, which no chapter has stored yet
+KNOWN_NOT_STORED = {(1, "Gemma-3-270M")}
 
 
 def test_stored_runs_cover_every_chapter_with_a_computation():
@@ -69,47 +76,108 @@ def test_a_recomputation_is_announced_with_an_estimate(capsys):
     assert capsys.readouterr().out.startswith("computing structure (profile quick, cpu)")
 
 
-# ---- plans, handout, rehearsal, group work ----------------------------------------------------------------
-def test_every_chapter_has_a_ninety_minute_plan_with_questions_and_a_fallback():
+# ---- plans ----------------------------------------------------------------------------------------------------
+def test_every_session_has_a_ninety_minute_plan_in_an_order_that_keeps_the_predictions_honest():
     from anatomy_lib.verdicts import CHAPTERS
 
-    assert set(seminar.PLANS) == {c.number for c in CHAPTERS} | {8, 9}
-    for chapter, plan in seminar.PLANS.items():
-        table = seminar.session_plan(chapter)
-        assert seminar.session_minutes(chapter) == 90
+    assert set(seminar.PLANS) == {0} | {c.number for c in CHAPTERS} | {8, 9}
+    for number, plan in seminar.PLANS.items():
+        assert plan.number == number and seminar.order_problems(plan) == [], seminar.order_problems(plan)
+        table = seminar.session_plan(number)
+        assert seminar.session_minutes(number) == 90 == table["to (min)"].iloc[-1]
         assert (table["from (min)"].iloc[1:].to_numpy() == table["to (min)"].iloc[:-1].to_numpy()).all()
-        assert set(table["cells"]) == {"live", "read", "pause"}
-        assert plan.predict.endswith("?") and plan.discuss and plan.fallback and "defaults" in plan.groups
-        shown = seminar.show_plan(chapter).data
-        assert plan.predict[:20] in shown.replace("&#x27;", "'") and "Without a kernel" in shown
+        assert set(table["cells"]) <= set(seminar.CELLS) and "pause" in set(table["cells"])
+        assert plan.predictions and plan.discussion and plan.fallback and plan.goals and plan.introduce
+        assert len(plan.groups) >= 2, f"session {number} has fewer than two groups"
+        assert all(q.text.endswith("?") and q.answered_by for q in plan.predictions + plan.discussion)
+
+
+def test_a_plan_that_shows_an_answer_early_is_caught():
+    from dataclasses import replace
+
+    plan = seminar.PLANS[2]
+    early = replace(plan.segments[0], shows=(plan.predictions[0].answered_by,))
+    broken = replace(plan, segments=(early, *plan.segments[1:]))
+    assert any("before the prediction" in p for p in seminar.order_problems(broken))
+    short = replace(plan, segments=plan.segments[:-1])
+    assert any("expected 90" in p for p in seminar.order_problems(short))
 
 
 def test_a_missing_session_names_the_choices():
     with pytest.raises(ValueError, match="choose one of"):
         seminar.session_plan(12)
+    with pytest.raises(ValueError, match="choose one of"):
+        seminar.show_plan(12)
 
 
-def test_the_handout_lists_each_sessions_checks_and_a_grid_per_group():
-    import pandas as pd
-
+def test_homework_readings_and_rubrics_exist():
     from anatomy_lib import exercises
 
-    claims = pd.DataFrame({"chapter": [2, 2, 3], "Claim": ["critical core", "anti-layers <L14>", "R^2 of gate"],
-                           "Paper": ["L8-11", "L14, L17", "0.91"]})
-    for chapter, plan in seminar.PLANS.items():
-        sheet = seminar.handout(chapter, claims).data
-        for e in exercises.of_chapter(chapter):
+    keys = set(re.findall(r"@\w+\{([^,\s]+),", (ROOT / "book" / "references.bib").read_text()))
+    assert seminar.bibliography_keys() == keys
+    for number, plan in seminar.PLANS.items():
+        assert plan.homework.exercises and set(plan.homework.exercises) <= set(exercises.EXERCISES), number
+        assert plan.reading[1] in keys, (number, plan.reading)
+        assert plan.homework.rubric and all(points > 0 and what for points, what in plan.homework.rubric)
+        assert plan.homework.points == sum(p for p, _ in plan.homework.rubric)
+    assert seminar.PROJECT_RUBRIC and all(points > 0 for points, _ in seminar.PROJECT_RUBRIC)
+    table = seminar.assessment()
+    assert len(table) == len(seminar.PLANS) + 1 and (table["points"] > 0).all()
+
+
+def test_the_guide_shows_each_plan_with_its_reading_groups_and_homework():
+    import html
+
+    for number, plan in seminar.PLANS.items():
+        shown = html.unescape(seminar.show_plan(number).data)
+        for part in ("Goals", "Introduced before the prediction", "Pre-reading", "Answered by", "Groups",
+                     "Without a kernel", "Discussion", "Homework", "readings.html", plan.reading[1],
+                     f"{plan.homework.points} points", f"Session {number}: {plan.title}"):
+            assert part in shown, (number, part)
+        for name in plan.groups:
+            assert name in shown
+        assert "`" not in shown
+
+
+def test_misconceptions_are_the_exercises_catalogued_mistakes_and_the_plans_own():
+    from anatomy_lib import exercises
+
+    for number, plan in seminar.PLANS.items():
+        found = seminar.misconceptions(plan)
+        assert found, f"session {number} lists no misconception"
+        caught = [m for e in exercises.of_chapter(plan.chapter) for m in e.mistakes] if plan.chapter else []
+        assert all(any(m in f for f in found) for m in caught) and set(plan.misconceptions) <= set(found)
+
+
+# ---- the handout ------------------------------------------------------------------------------------------------
+def test_the_handout_has_a_sheet_per_session_with_its_questions_checks_and_a_grid_per_group():
+    import pandas as pd
+
+    claims = pd.DataFrame({"chapter": [2, 2, 3, 7], "Claim": ["critical core", "anti-layers <L14>",
+                                                                "R^2 of gate, held-out layers",
+                                                                "developmental (the paper's arm): compute to reach "
+                                                                "the target depth's loss at C*"],
+                           "Paper": ["L8-11", "L14, L17", "0.91", "2.17x"]})
+    for number, plan in seminar.PLANS.items():
+        sheet = seminar.handout(number, claims).data
+        for e in seminar.session_exercises(number):
             assert f'exercises.check("{e.key}", {e.function_name})' in sheet
+        assert set(plan.homework.exercises) <= {e.key for e in seminar.session_exercises(number)}
         assert sheet.count("<th>") == len(plan.groups) + 2  # the claim, the paper's value, one per group
-        assert f"<h3>Session {chapter}: " in sheet and "Name:" in sheet and "Date:" in sheet
-        assert "`" not in sheet  # the guide's code spans print as code, not as backticks
-        assert sheet.count('class="anatomy-handout-space"') == plan.predict.count("?")  # a box per question
+        assert f"<h3>Session {number}: " in sheet and "Name:" in sheet and "Date:" in sheet
+        assert "`" not in sheet  # the plans' code spans print as code, not as backticks
+        assert sheet.count('class="anatomy-handout-space"') == len(plan.predictions)  # a box per question
+        assert seminar.inline(plan.homework.question) in sheet
+        for q in plan.discussion:
+            assert seminar.inline(q.text) in sheet
     two = seminar.handout(2, claims).data
     assert "<td>critical core</td><td>L8-11</td>" in two and "&lt;L14&gt;" in two and "R^2 of gate" not in two
-    assert seminar.handout(9).data.count("<tr>") == 4  # no claims table: three unnamed rows under the header
-    both = seminar.handouts(claims).data
-    assert both.startswith('<div class="anatomy-handouts">') and both.count('<section class="anatomy-handout">') \
-        == len(seminar.PLANS)
+    nine = seminar.handout(9, claims).data  # no claims of its own: the book's key claims
+    assert "R^2 of gate, held-out layers" in nine and "critical core" in nine
+    assert seminar.handout(4).data.count("<tr>") == 4  # no claims table: three unnamed rows under the header
+    every = seminar.handouts(claims).data
+    assert every.startswith('<div class="anatomy-handouts">')
+    assert every.count('<section class="anatomy-handout">') == len(seminar.PLANS) == 10
     with pytest.raises(ValueError, match="choose one of"):
         seminar.handout(12)
 
@@ -125,7 +193,7 @@ def test_every_chapter_page_carries_its_exercises_with_a_check_and_a_folded_solu
 
     from anatomy_lib import exercises
 
-    book = Path(__file__).resolve().parents[2] / "book"
+    book = ROOT / "book"
     for chapter in range(1, 10):
         page = next(book.glob(f"0{chapter}_*.ipynb"))
         cells = json.loads(page.read_text())["cells"]
@@ -136,6 +204,100 @@ def test_every_chapter_page_carries_its_exercises_with_a_check_and_a_folded_solu
             assert e.stub.strip() in "".join(checks[0]["source"])
             assert len(solutions) == 1 and "hide-cell" in solutions[0]["metadata"]["tags"], (page.name, e.key)
             assert solutions[0]["metadata"].get("cellView") == "form"  # folded in Colab as well
+
+
+# ---- the committed store: answers and groups -------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def committed_lab():
+    """The book's specimen over the committed store, read only (``ANATOMY_DATA`` set for the module)."""
+    import contextlib
+    import io
+
+    from anatomy_lib import open_lab
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("ANATOMY_DATA", str(COMMITTED.parent))
+        with contextlib.redirect_stdout(io.StringIO()):
+            lab = open_lab("default", "quick", progress=False).read_only()
+        yield lab
+
+
+@pytest.fixture(scope="module")
+def evidence(committed_lab):
+    return seminar.Evidence(committed_lab)
+
+
+def _gemma_needed(number: int) -> bool:
+    return number == 8 or any(o.get("specimen") for o in seminar.PLANS[number].groups.values())
+
+
+QUESTIONS = [pytest.param(number, i, id=f"{number}-{q.answer.__name__}")
+             for number, plan in seminar.PLANS.items() for i, q in enumerate(plan.predictions + plan.discussion)]
+
+
+@pytest.mark.parametrize("number, index", QUESTIONS)
+def test_every_question_is_answered_with_numbers_from_the_store(evidence, number, index, monkeypatch):
+    from anatomy_lib.core.adapter import GEMMA_SUPPORTED
+
+    monkeypatch.setenv("ANATOMY_DATA", str(COMMITTED.parent))
+    plan = seminar.PLANS[number]
+    question = (plan.predictions + plan.discussion)[index]
+    if number == 8 and not GEMMA_SUPPORTED:
+        pytest.skip("the atlas's answers read Gemma 3, which needs transformers >= 5")
+    answer = question.answer(evidence)
+    assert isinstance(answer, str) and answer.strip() and re.search(r"\d", answer), (question.text, answer)
+    assert "nan" not in answer.split(), answer
+
+
+def test_the_teacher_notes_fold_every_answer(evidence, monkeypatch):
+    monkeypatch.setenv("ANATOMY_DATA", str(COMMITTED.parent))
+    notes = seminar.teacher_notes(4, evidence).data
+    assert notes.startswith('<details class="anatomy-teacher-notes">') and "Misconceptions to expect" in notes
+    assert "When a group's result differs" in notes and "-0.50" in notes
+
+
+@pytest.mark.parametrize("number", [n for n in sorted(seminar.PLANS) if n])
+def test_group_verdicts_come_from_the_store_in_seconds(committed_lab, number, monkeypatch):
+    from anatomy_lib.core.adapter import GEMMA_SUPPORTED
+
+    monkeypatch.setenv("ANATOMY_DATA", str(COMMITTED.parent))
+    plan = seminar.PLANS[number]
+    if _gemma_needed(number) and not GEMMA_SUPPORTED:
+        pytest.skip("a group reads Gemma 3, which needs transformers >= 5")
+    started = time.perf_counter()
+    table = seminar.group_verdicts(committed_lab, number, plan.groups, read_only=True, missing="mark")
+    assert time.perf_counter() - started < 120  # loaded, never computed
+    assert list(table.columns[-len(plan.groups):]) == list(plan.groups) and len(table)
+    assert table[list(plan.groups)].notna().all().all()
+    not_stored = {(number, name) for name in plan.groups if (table[name] == seminar.NOT_STORED).all()}
+    assert not_stored <= KNOWN_NOT_STORED, not_stored
+    for name in plan.groups:  # every stored group judges at least one claim
+        assert (number, name) in not_stored or table[name].isin(
+            ["reproduced", "partly reproduced", "not reproduced", "inconclusive", "not comparable"]).any()
+
+
+def test_a_group_that_is_not_stored_raises_unless_marked(committed_lab, monkeypatch):
+    from anatomy_lib.core.adapter import GEMMA_SUPPORTED
+    from anatomy_lib.core.lab import NotStored
+
+    monkeypatch.setenv("ANATOMY_DATA", str(COMMITTED.parent))
+    if not GEMMA_SUPPORTED:
+        pytest.skip("Gemma 3 needs transformers >= 5")
+    (number, name), = KNOWN_NOT_STORED
+    with pytest.raises(NotStored):
+        seminar.group_verdicts(committed_lab, number, {name: seminar.PLANS[number].groups[name]}, read_only=True)
+    with pytest.raises(ValueError, match="choose one of"):
+        seminar.group_verdicts(committed_lab, 11, {"defaults": {}})
+
+
+def test_the_frontier_group_sits_beside_the_small_budget(committed_lab, monkeypatch):
+    monkeypatch.setenv("ANATOMY_DATA", str(COMMITTED.parent))
+    groups = seminar.PLANS[7].groups
+    table = seminar.group_verdicts(committed_lab, 7, groups, read_only=True)
+    small, frontier = list(groups)
+    assert (table[frontier] != seminar.NOT_STATED).any() and (table[small] != seminar.NOT_STATED).any()
+    # each experiment's claims sit in its own column: no claim is judged twice
+    assert not ((table[frontier] != seminar.NOT_STATED) & (table[small] != seminar.NOT_STATED)).any()
 
 
 @pytest.mark.specimen
@@ -149,5 +311,3 @@ def test_group_verdicts_put_two_stored_selections_of_text_side_by_side(real_spec
                                    modes=("neighbor_mean",), read_only=True)
     assert list(table.columns) == ["claim", "paper", "defaults", "seed 1"]
     assert len(table) == 6 and table[["defaults", "seed 1"]].notna().all().all()
-    with pytest.raises(ValueError, match="choose one of"):
-        seminar.group_verdicts(lab, 11, {"defaults": {}})

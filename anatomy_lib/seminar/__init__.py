@@ -1,0 +1,59 @@
+"""The seminar guide: a course a teacher can run with nothing else, read in this order.
+
+- ``plans``: a 90-minute plan per session (a set-up session 0, then one per chapter): goals, what is introduced
+  before the prediction, the pre-reading, the predictions (each naming the output that answers it), the
+  segments by the minute, the groups, the fallback without a kernel, the discussion, the homework with its
+  rubric; the final project; ``order_problems`` checks that nothing answers a prediction before it is written
+- ``answers``: every prediction's and discussion question's answer, computed from the stored results
+  (``Evidence`` reads them, read-only)
+- ``groups``: the groups' verdicts side by side (``group_verdicts``), from the store
+- ``timing``: how long each chapter takes to recompute (measured, or estimated for the paper profile and GPUs)
+  and each exercise's check, rehearsed on this machine
+- ``sheets``: the students' handout (one printed sheet per session) and the guide's HTML: a session's plan,
+  the teacher's notes, the final project and the assessment
+
+Everything the guide (``book/seminar.md``), the handout (``book/handout.md``) and the tests call is re-exported
+here. The seminar sits on the top floor: it reads the chapters, chapter 9 and the exercises; nothing in the
+library imports it but the paper run's timing.
+"""
+from .answers import Evidence
+from .groups import GROUP_KEYS, NOT_STATED, NOT_STORED, SUMMARY_SESSIONS, group_lab, group_verdicts
+from .plans import (
+    CELLS,
+    FINAL_PROJECT,
+    PLANS,
+    PROJECT_RUBRIC,
+    SESSION_MINUTES,
+    Homework,
+    Question,
+    Segment,
+    SessionPlan,
+    misconceptions,
+    order_problems,
+    session_minutes,
+    session_plan,
+)
+from .sheets import (
+    assessment,
+    bibliography_keys,
+    final_project,
+    group_advice,
+    handout,
+    handouts,
+    inline,
+    reading,
+    session_exercises,
+    session_title,
+    show_plan,
+    teacher_notes,
+)
+from .timing import CHAPTER_OF, GPUS, OWN_PACKAGES, PARAMS_OF, chapter_runs, chapter_times, rehearsal, work_ratio
+
+__all__ = [
+    "CELLS", "CHAPTER_OF", "FINAL_PROJECT", "GPUS", "GROUP_KEYS", "NOT_STATED", "NOT_STORED", "OWN_PACKAGES",
+    "PARAMS_OF", "PLANS", "PROJECT_RUBRIC", "SESSION_MINUTES", "SUMMARY_SESSIONS", "Evidence", "Homework",
+    "Question", "Segment", "SessionPlan", "assessment", "bibliography_keys", "chapter_runs", "chapter_times",
+    "final_project", "group_advice", "group_lab", "group_verdicts", "handout", "handouts", "inline",
+    "misconceptions", "order_problems", "reading", "rehearsal", "session_exercises", "session_minutes",
+    "session_plan", "session_title", "show_plan", "teacher_notes", "work_ratio",
+]

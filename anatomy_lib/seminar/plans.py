@@ -1,0 +1,451 @@
+"""The course: a 90-minute plan written for each session (a set-up session 0, then one per chapter), with what is
+introduced before the prediction, the predictions (each naming the output on the chapter's page that answers it,
+and answered by a function of the stored results), the live work, the exercises, the groups, the discussion, a
+pre-reading, and a homework with its rubric; and the final project.
+
+A plan's order is checked (``order_problems``): nothing that answers a prediction is shown before the students
+have written their answer down. The answers themselves are in ``answers``; the sheets and the guide's HTML in
+``sheets``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import pandas as pd
+
+from .. import exercises
+from ..core.specimens import GEMMA_SPECIMEN
+from ..importance import SECOND_SELECTION
+from . import answers as a
+
+SESSION_MINUTES = 90
+CELLS = ("read", "pause", "live")  # read from the built page, no computer, cells run in the session
+
+
+@dataclass(frozen=True)
+class Question:
+    text: str
+    answered_by: str  # the output of the chapter's page that answers it (a figure, table or finding)
+    answer: Callable  # Evidence -> Markdown, computed from the stored results
+
+
+@dataclass(frozen=True)
+class Segment:
+    minutes: int
+    activity: str
+    cells: str  # one of CELLS
+    shows: tuple[str, ...] = ()  # outputs of the chapter's page on screen in this segment
+    predict: bool = False  # the segment in which the predictions are written down
+
+
+@dataclass(frozen=True)
+class Homework:
+    exercises: tuple[str, ...]  # keys of exercises that check themselves
+    question: str  # a short written question
+    rubric: tuple[tuple[int, str], ...]  # (points, what earns them)
+
+    @property
+    def points(self) -> int:
+        return sum(p for p, _ in self.rubric)
+
+
+@dataclass(frozen=True)
+class SessionPlan:
+    number: int
+    title: str
+    goals: str
+    introduce: str  # concepts introduced before the prediction (no results)
+    reading: tuple[str, str]  # (the chapter's section to read, the outside work's BibTeX key)
+    predictions: tuple[Question, ...]
+    segments: tuple[Segment, ...]
+    groups: dict  # {group: overrides} for ``groups.group_verdicts``
+    fallback: str  # the same session without a kernel
+    discussion: tuple[Question, ...]
+    homework: Homework
+    group_note: str = ""  # what to compare across the groups
+    misconceptions: tuple[str, ...] = field(default=())  # beyond the exercises' catalogued mistakes
+
+    @property
+    def chapter(self) -> int | None:
+        """The chapter the session teaches: session n teaches chapter n; session 0 none."""
+        return self.number or None
+
+    @property
+    def predict(self) -> str:  # the handout's prediction text (one question per box)
+        return " ".join(q.text for q in self.predictions)
+
+    @property
+    def discuss(self) -> str:
+        return " ".join(q.text for q in self.discussion)
+
+    @property
+    def exercise_keys(self) -> tuple[str, ...]:
+        return tuple(e.key for e in exercises.of_chapter(self.chapter)) if self.chapter else ()
+
+
+GEMMA = {"specimen": GEMMA_SPECIMEN}
+FRONTIER = {"experiment": "frontier"}
+
+
+def _exercise_segment(minutes: int, chapter: int, then: str) -> Segment:
+    keys = ", ".join(e.key for e in exercises.of_chapter(chapter))
+    return Segment(minutes, f"In pairs, the exercises that check themselves ({keys}): write, check, read the hint, "
+                            f"check again. {then}", "live")
+
+
+PLANS: dict[int, SessionPlan] = {
+    0: SessionPlan(
+        0, "Setting up", "Every student has the book running (in Colab or locally) and knows its conventions.",
+        "What the book is: a replication of one paper, chapter by chapter, with controls the paper lacks. The two "
+        "commands (`make book`, `make test`); profiles (`smoke`, `quick`, `paper`); the results store under "
+        "`data/` and its manifests; the verdict words and the rule behind each.",
+        ("the introduction and the seminar guide's 'Running the course'", "wietrzykowski2026anatomical"),
+        (Question("How long will chapter 2 take to run on your machine at its defaults, and why is it far less than "
+                  "its computation took?", "the guide's table of execution times", a.answer_store_speed),),
+        (Segment(15, "The teacher introduces the paper and the book's conventions (profiles, the store, the verdict "
+                     "words).", "read"),
+         Segment(5, "Everyone writes an answer to the prediction.", "pause", predict=True),
+         Segment(30, "Set-up: half the room opens chapter 1 in Colab (the rocket icon), half clones the repository "
+                     "and runs `make book` or `make install`; the teacher helps whoever is stuck.", "live",
+                 shows=("the guide's table of execution times",)),
+         Segment(20, "Everyone runs chapter 1's first cells and the first exercise's stub, then its check "
+                     "(`exercises.check`), and reads the hint it prints.", "live"),
+         Segment(10, "Groups: Colab and local machines compare chapter 1's execution time with the guide's table.",
+                 "live"),
+         Segment(10, "Discussion and the reading for session 1.", "pause")),
+        {"Colab": {}, "a local machine": {}},
+        "the built book alone: every page is static, and the exercises' checkers run in any Python with the "
+        "library installed",
+        (Question("Which of the book's conventions would you change for your own replication, and why?",
+                  "the introduction", a.answer_conventions),),
+        Homework(("r2",), "In five sentences: what does a verdict word in this book promise, and what does it not?",
+                 ((2, "names the rule behind a verdict (a stated threshold, an interval)"),
+                  (2, "says what an 'inconclusive' verdict would need to become decided"),
+                  (1, "one concrete example from the book's pages"))),
+        group_note="Colab loads the paper's base model from the hub; the local machine falls back to the offline "
+                   "specimen: the first place the two halves of the room see different numbers.",
+        misconceptions=("running a chapter recomputes its results (it reads them from the store when they match)",
+                        "Colab's numbers are wrong because they differ from the site's (they come from another "
+                        "checkpoint, the base model)",
+                        "an exercise's failed first check is an error in the library (the stub is meant to fail)")),
+    1: SessionPlan(
+        1, "The specimen", "Read an architecture off a loaded model; know where the parameters sit; an interval "
+        "over text blocks, and why tokens are the wrong unit.",
+        "A decoder layer's tensors (q, k, v, o; gate, up, down; the norm gains), grouped-query attention, tied "
+        "embeddings. Perplexity as the exponential of the mean NLL. The bootstrap: resample the unit that is "
+        "independent.",
+        ("chapter 1, 'What the budget says'", "efron1993bootstrap"),
+        (Question("What share of the parameters is the token embedding?", "the budget table", a.answer_embedding_share),
+         Question("Would a perplexity interval be narrower or wider if it resampled tokens instead of blocks?",
+                  "the perplexity interval", a.answer_interval_unit)),
+        (Segment(15, "The teacher draws one decoder layer on the board from its config (no model loaded yet) and "
+                     "introduces the bootstrap over blocks.", "read"),
+         Segment(10, "Everyone writes an answer to the two predictions.", "pause", predict=True),
+         Segment(15, "Run chapter 1 live: the architecture, then the budget table and the perplexity interval; "
+                     "compare with the predictions.", "live", shows=("the budget table", "the perplexity interval")),
+         _exercise_segment(25, 1, "Those who finish derive the Gemma layer's count by hand."),
+         Segment(15, "Groups: one reads the chapter on the book's specimen, one on Gemma-3-270M; the claims go side "
+                     "by side.", "live", shows=("the claims table",)),
+         Segment(10, "Discussion.", "pause")),
+        {"the book's specimen": {}, "Gemma-3-270M": GEMMA},
+        "read the budget table and the interval on the built page; the exercises' checkers run in any Python "
+        "with the library installed",
+        (Question("The offline specimen is quantised and instruction-tuned. Which later claims could that change, "
+                  "and which should be immune?", "chapter 4's quantisation null", a.answer_checkpoint),),
+        Homework(("layer-parameters", "perplexity-interval"),
+                 "Gemma-3-270M has 268M parameters and 18 layers; SmolLM2-135M 30. Where do Gemma's extra "
+                 "parameters sit, and what does that predict about layer ablations on it?",
+                 ((2, "the embedding's share computed from the vocabulary and width"),
+                  (2, "the per-layer count from the config (head_dim 256 read, not assumed)"),
+                  (1, "a prediction stated before looking at chapter 2 on Gemma"))),
+        group_note="Chapter 1's claims describe the paper's specimen: on Gemma every size differs, which is the "
+                   "point: a fact about one checkpoint is not a fact about another."),
+    2: SessionPlan(
+        2, "Importance by ablation", "Ablate one layer at a time; read intervals; compare ablation methods.",
+        "The residual stream; what removing a layer means (zero it, skip it, replace it by its neighbours' mean) "
+        "and why the choice matters; a paired bootstrap interval of a perplexity change.",
+        ("chapter 2, 'The operators side by side'", "men2024shortgpt"),
+        (Question("Which layer will matter most?", "the importance map", a.answer_most_important),
+         Question("Will replacing a layer by its neighbours' mean and skipping it agree?", "the operators figure",
+                  a.answer_methods_agree)),
+        (Segment(15, "The teacher introduces the three ablation operators on one layer of a drawn residual stream, "
+                     "and the paired interval (no map shown yet).", "read"),
+         Segment(10, "Everyone writes an answer to the two predictions, as a layer number and yes/no.", "pause",
+                 predict=True),
+         Segment(15, "Run chapter 2 (stored): the importance map, then the operators figure.", "live",
+                 shows=("the importance map", "the operators figure")),
+         _exercise_segment(20, 2, ""),
+         Segment(15, "Groups: the defaults, another selection of evaluation text, Gemma-3-270M; the verdicts go "
+                     "side by side.", "live", shows=("the claims table",)),
+         Segment(15, "Discussion.", "pause")),
+        {"defaults": {}, "another selection of text": {"blocks_seed": SECOND_SELECTION, "seed": SECOND_SELECTION},
+         "Gemma-3-270M": GEMMA},
+        "the static explorer on the page answers the single-layer questions; joint ablations need a kernel",
+        (Question("What would an \"anti-layer\" need to be real?", "the importance map's intervals",
+                  a.answer_anti_layer),),
+        Homework(("neighbour-mean", "paired-interval"),
+                 "Is the paper's importance map a map of the model or of its ablation method? Answer from two "
+                 "numbers on chapter 2's page.",
+                 ((2, "quotes the two operators' costs for the same layer"),
+                  (2, "separates the ranking (shared) from the size (method-bound)"),
+                  (1, "says what a third operator would have to show"))),
+        group_note="A verdict that survives another selection of text is a property of the model on this corpus; "
+                   "one that moves is a property of the sample."),
+    3: SessionPlan(
+        3, "Weight predictability", "In-sample against held-out fits; baselines any predictor must beat.",
+        "Ridge regression; what R² measures (against the mean of the actual values) and why it can be negative; "
+        "in-sample against held-out; a random projection of weights as features.",
+        ("chapter 3, 'Held out'", "hoerl1970ridge"),
+        (Question("With one sample per layer pair and more features than samples, what in-sample R² will a randomly "
+                  "initialised model reach?", "the in-sample against held-out R² figure", a.answer_random_in_sample),
+         Question("Will ridge beat copying the previous layer on held-out layers?", "the fits table",
+                  a.answer_ridge_vs_previous)),
+        (Segment(15, "The teacher introduces ridge, R² against the mean, and the split of layer pairs into training "
+                     "and held-out ones, on the board (no figure yet).", "read"),
+         Segment(10, "Everyone writes a number for the first prediction and yes/no for the second.", "pause",
+                 predict=True),
+         Segment(15, "Run chapter 3 (stored): the in-sample against held-out figure, then the fits table.", "live",
+                 shows=("the in-sample against held-out R² figure", "the fits table")),
+         _exercise_segment(20, 3, ""),
+         Segment(15, "Groups: the book's specimen and Gemma-3-270M; the substitution verdicts side by side.", "live",
+                 shows=("the claims table",)),
+         Segment(15, "Discussion.", "pause")),
+        {"the book's specimen": {}, "Gemma-3-270M": GEMMA},
+        "the kernel-free prediction explorer on the page",
+        (Question("Is there an \"R²-perplexity paradox\" once R² is measured out of sample?", "the substitution table",
+                  a.answer_paradox),),
+        Homework(("held-out-ridge", "r2"),
+                 "Design a predictor of a layer's weights that would beat the mean layer held out. What would it "
+                 "have to know that ridge on a projection does not?",
+                 ((2, "states the baseline it must beat (the mean layer's R²) and why"),
+                  (2, "names information beyond the previous layer (depth, position, component)"),
+                  (1, "says how it would be held out"))),
+        group_note="Both specimens give R² near 1 in sample and below 0 held out: the verdict is robust to the "
+                   "specimen, which makes it about the method."),
+    4: SessionPlan(
+        4, "Weight structure", "Derive the delta correlation for independent layers; use shuffled and random models "
+        "as nulls; separate quantisation noise from structure.",
+        "Deltas between consecutive layers, D_l = W_(l+1) - W_l; covariance algebra; a null model (what the "
+        "statistic gives when there is no structure).",
+        ("chapter 4, 'The null'", "rudelson2007sampling"),
+        (Question("What lag-one correlation do independent layers give, and what do a random walk and an "
+                  "autoregressive process give?", "the delta-correlation figure", a.answer_delta_nulls),),
+        (Segment(15, "The teacher introduces deltas and covariance rules (var of a difference, cov of overlapping "
+                     "differences) without computing the answer.", "read"),
+         Segment(15, "Everyone derives, on paper, the correlation for independent layers, then guesses the other "
+                     "two.", "pause", predict=True),
+         Segment(15, "Run chapter 4 (stored): the delta-correlation figure with its nulls.", "live",
+                 shows=("the delta-correlation figure",)),
+         _exercise_segment(20, 4, "The ar1-null exercise holds the derivation to a formula."),
+         Segment(15, "Groups: the book's specimen and Gemma-3-270M.", "live", shows=("the claims table",)),
+         Segment(10, "Discussion.", "pause")),
+        {"the book's specimen": {}, "Gemma-3-270M": GEMMA},
+        "the kernel-free delta map explorer on the page",
+        (Question("When does a number that matches a null model still tell us something?", "the nulls' figure",
+                  a.answer_null_match),),
+        Homework(("delta-correlation", "ar1-null"),
+                 "A colleague finds lag-1 delta correlations of -0.3 in another model. What does it say about its "
+                 "layers, by the AR(1) formula, and what null would you run before believing it?",
+                 ((2, "solves -(1 - a)/2 = -0.3 for a"),
+                  (2, "names a shuffled or random-initialisation null"),
+                  (1, "mentions quantisation noise as a confound"))),
+        group_note="Both specimens sit at the null: a result that generalises but means nothing about structure."),
+    5: SessionPlan(
+        5, "Manipulation strategies", "Weight surgery that always restores the model; scaling against replacing; "
+        "measuring coherence with factual questions and intervals.",
+        "Which tensors write to the residual stream (pre-norm and post-norm families); scaling a layer by alpha; "
+        "a coherence measure with fixed prompts and an interval; surgery that restores bit for bit.",
+        ("chapter 5, 'What the manipulated models say'", "wang2023ioi"),
+        (Question("Which strategy keeps the most facts when applied to every connective-tissue layer at once?",
+                  "the facts table", a.answer_best_strategy),
+         Question("Is there an alpha that improves perplexity?", "the alpha curves", a.answer_alpha_improves)),
+        (Segment(15, "The teacher introduces the five strategies on one layer and the factual questions (shown, "
+                     "unanswered).", "read"),
+         Segment(10, "Everyone ranks the five strategies by facts kept and picks an alpha.", "pause",
+                 predict=True),
+         Segment(15, "Run chapter 5 (stored): the strategy map, the alpha curves, then the facts table.", "live",
+                 shows=("the strategy map", "the alpha curves", "the facts table")),
+         _exercise_segment(20, 5, ""),
+         Segment(15, "Groups: the book's specimen and Gemma-3-270M (a post-norm family).", "live",
+                 shows=("the claims table",)),
+         Segment(15, "Discussion.", "pause")),
+        {"the book's specimen": {}, "Gemma-3-270M": GEMMA},
+        "the kernel-free strategy explorer on the page",
+        (Question("What makes a coherence measure trustworthy? How many questions does a difference need?",
+                  "the facts table's intervals", a.answer_coherence),),
+        Homework(("alpha-scaling", "exact-restore"),
+                 "Write three factual prompts that would separate scale(0.9) from the intact model better than the "
+                 "chapter's, and say why.",
+                 ((2, "prompts with one checkable answer each"),
+                  (2, "argues from the interval's width how many such prompts are needed"),
+                  (1, "avoids prompts the intact model already fails"))),
+        group_note="On a post-norm family the writers are different tensors: the same strategy is a different edit."),
+    6: SessionPlan(
+        6, "Recovery speed", "Damage matched in nats; shams as controls; recovery judged by an interval.",
+        "Fine-tuning a damaged model; matching damage in nats (not in noise level); the sham (the same fine-tuning "
+        "without damage); a criterion for 'recovered' that holds up to its interval.",
+        ("chapter 6, 'The sham'", "efron1993bootstrap"),
+        (Question("Will the most important layer recover slowest?", "the recovery-against-importance figure",
+                  a.answer_slowest_recovery),
+         Question("How much does fine-tuning alone (the sham) move the loss?", "the recovery curves with their shams",
+                  a.answer_sham)),
+        (Segment(15, "The teacher introduces matched damage, the sham and the criterion; no curve is shown.", "read"),
+         Segment(10, "Everyone writes a yes/no and a number in nats.", "pause", predict=True),
+         Segment(15, "Run chapter 6 (stored): the recovery curves with their shams, then recovery against "
+                     "importance.", "live",
+                 shows=("the recovery curves with their shams", "the recovery-against-importance figure")),
+         _exercise_segment(20, 6, ""),
+         Segment(15, "Groups: the book's specimen and Gemma-3-270M.", "live", shows=("the claims table",)),
+         Segment(15, "Discussion.", "pause")),
+        {"the book's specimen": {}, "Gemma-3-270M": GEMMA},
+        "the kernel-free recovery explorer on the page (recomputing a run takes minutes per layer on a CPU)",
+        (Question("\"Recovers within N steps\" is a claim about an optimiser as much as about a layer. What would a "
+                  "claim about the layer alone look like?", "the criterion sensitivity table", a.answer_optimiser),),
+        Homework(("recovery-criterion", "matched-damage"),
+                 "Propose the smallest experiment that would make 'recovery speed correlates with importance' "
+                 "decidable on this CPU: seeds, layers, budget, and the interval you expect.",
+                 ((2, "noise seeds as the unit of replication"),
+                  (2, "a budget where some layer recovers, with the sham"),
+                  (1, "a power or interval argument"))),
+        group_note="The sham's drift differs between the specimens: a raw recovery criterion would give them "
+                   "different verdicts for a reason that has nothing to do with the layers."),
+    7: SessionPlan(
+        7, "Growth at matched compute", "Matched compute; several seeds; the controls that could explain a gain away; "
+        "a regime where the question has an answer.",
+        "FLOP accounting (2 FLOPs per multiply-add, attention's T x T products); compute-optimal sizes (about 20 "
+        "tokens per parameter); growth operators (G_stack, MIDAS); warm-up-stable-decay schedules.",
+        ("chapter 7, 'Growth where the question has an answer'", "hoffmann2022chinchilla"),
+        (Question("At equal FLOPs, will growing a model beat training it at full depth from the start?",
+                  "the matched-compute table", a.answer_growth_vs_uniform),
+         Question("Will a shallow model trained on the whole budget beat both?", "the arms' final losses",
+                  a.answer_shallow_wins)),
+        (Segment(15, "The teacher introduces FLOP accounting and compute-optimal sizes; the students size a model "
+                     "for a budget on paper.", "read"),
+         Segment(10, "Everyone writes yes/no for both predictions.", "pause", predict=True),
+         Segment(15, "Run chapter 7 (stored): the matched-compute table and every arm's curve, then the frontier.",
+                 "live", shows=("the matched-compute table", "the arms' final losses")),
+         _exercise_segment(20, 7, ""),
+         Segment(15, "Groups: the paper's protocol at a small budget and the compute-optimal frontier; the verdicts "
+                     "side by side.", "live", shows=("the claims table",)),
+         Segment(15, "Discussion.", "pause")),
+        {"the paper's protocol at a small budget": {}, "the compute-optimal frontier": FRONTIER},
+        "the kernel-free growth explorer on the page; training needs hours on a CPU",
+        (Question("The paper compared at equal steps. What does that comparison reward, and what would convince you "
+                  "that a growth schedule helps?", "the equal-steps row", a.answer_equal_steps),),
+        Homework(("forward-flops", "finetune-step-flops"),
+                 "Size a target model for a budget of 1e15 FLOPs at 20 tokens per parameter, with context 256 and "
+                 "the chapter's FLOP convention; then say which depth you would grow it from.",
+                 ((2, "FLOPs per token from the convention, then parameters from C = 6 N D-style reasoning"),
+                  (2, "tokens per parameter and passes over the data stated"),
+                  (1, "a starting depth with a reason (the x4 factor or the frontier)"))),
+        group_note="The two experiments ask the same question at budgets a factor of thousands apart; a verdict "
+                   "that changes between them is a verdict about the regime."),
+    8: SessionPlan(
+        8, "The atlas", "Compare two specimens at the same relative depth; tell a property of a checkpoint from a "
+        "property of transformers.",
+        "Relative depth (l / (n - 1)); a claim's generality; why a layer number does not travel between models.",
+        ("chapter 8, 'Both specimens at relative depth'", "gromov2024unreasonable"),
+        (Question("Which of the paper's layer-specific claims will hold on Gemma-3-270M at the same relative depth?",
+                  "the atlas's claims table", a.answer_gemma),),
+        (Segment(15, "The teacher introduces relative depth with the same-depth exercise's rule.", "read"),
+         Segment(10, "Everyone marks, on the handout, the claims they expect to hold on Gemma.", "pause",
+                 predict=True),
+         Segment(20, "Run chapter 8 (stored): both specimens at relative depth, then the claims table.", "live",
+                 shows=("the atlas's claims table",)),
+         _exercise_segment(20, 8, ""),
+         Segment(10, "Groups: SmolLM2 and Gemma columns of the claims, read as pairs.", "live"),
+         Segment(15, "Discussion.", "pause")),
+        {"the book's specimen": {}, "Gemma-3-270M": GEMMA},
+        "the atlas page itself: every figure is static",
+        (Question("How many specimens would a claim about \"transformers\" need?", "the atlas's claims table",
+                  a.answer_how_many),),
+        Homework(("same-depth",),
+                 "Pick one claim that holds on both specimens and one that does not. For each, what would a third "
+                 "specimen have to show?",
+                 ((2, "one claim of each kind, quoted with both verdicts"),
+                  (2, "a prediction for a third specimen with a reason"),
+                  (1, "names a model that would be a good third specimen and why"))),
+        group_note="A claim reproduced on both is a candidate for generality; on one, a property of that checkpoint."),
+    9: SessionPlan(
+        9, "The verdicts", "Read every claim's verdict with its rule; find the choices a verdict depends on.",
+        "The verdict words and their rules (chapter 9's rules table); an experiment counted once; a control.",
+        ("chapter 9, 'The rules'", "kunsch1989jackknife"),
+        (Question("Which of the paper's claims will survive the controls?", "the headline", a.answer_survive),),
+        (Segment(15, "The teacher introduces the rules table (no verdicts shown).", "read"),
+         Segment(10, "Everyone writes, per chapter, the verdict they expect.", "pause", predict=True),
+         Segment(15, "Run chapter 9 (stored): the headline, then the verdict table.", "live",
+                 shows=("the headline", "the verdict table")),
+         _exercise_segment(20, 9, ""),
+         Segment(15, "Groups: the verdicts on SmolLM2 and on Gemma-3-270M.", "live", shows=("the claims table",)),
+         Segment(15, "Discussion, and the final projects assigned.", "pause")),
+        {"the book's specimen": {}, "Gemma-3-270M": GEMMA},
+        "the verdicts page itself: every table is static",
+        (Question("Which verdicts would change on the base model, at the `paper` profile, or with another corpus?",
+                  "the inconclusive rows", a.answer_what_changes),),
+        Homework(("number-rule",),
+                 "Choose one 'inconclusive' verdict and write the experiment that would settle it.",
+                 ((2, "the claim and its current interval"),
+                  (2, "the size of the experiment that would decide it"),
+                  (1, "what each outcome would mean")))),
+}
+
+FINAL_PROJECT = (
+    "Design and run the experiment that would settle one claim the book calls inconclusive (or one verdict that "
+    "moves with a threshold in a sensitivity table). Hand in a notebook that runs from a clean clone with the "
+    "book's library, and two pages: the claim, the design (what is varied, the unit of replication, the control, "
+    "the budget), the result with its interval, and the verdict by the book's rules.")
+PROJECT_RUBRIC = ((4, "the design can decide the claim: a unit of replication, a control, and a power argument"),
+                  (4, "the notebook runs from a clean clone and every number in the text is computed"),
+                  (4, "the result is reported with its interval and judged by a stated rule"),
+                  (3, "the limits: what the experiment cannot conclude, and what would come next"))
+
+
+def session_plan(number: int) -> pd.DataFrame:
+    """The minute-by-minute plan of a session: start, end, activity, whether its cells run live, are read from
+    the built page, or the computers stay closed, and what of the chapter's page is on screen."""
+    if number not in PLANS:
+        raise ValueError(f"no session {number}; choose one of {sorted(PLANS)}")
+    rows, start = [], 0
+    for segment in PLANS[number].segments:
+        rows.append({"from (min)": start, "to (min)": start + segment.minutes, "activity": segment.activity,
+                     "cells": segment.cells, "on screen": "; ".join(segment.shows)})
+        start += segment.minutes
+    return pd.DataFrame(rows)
+
+
+def session_minutes(number: int) -> int:
+    return sum(s.minutes for s in PLANS[number].segments)
+
+
+def order_problems(plan: SessionPlan) -> list[str]:
+    """What in a plan's order would reveal a prediction's answer before it is written down: an output that answers
+    a prediction on screen in or before the prediction segment; a plan without exactly one prediction segment;
+    minutes that do not add to the session."""
+    problems = []
+    predicting = [i for i, s in enumerate(plan.segments) if s.predict]
+    if len(predicting) != 1:
+        return [f"session {plan.number}: {len(predicting)} prediction segments, expected 1"]
+    answers = {q.answered_by for q in plan.predictions}
+    for i, segment in enumerate(plan.segments[:predicting[0] + 1]):
+        shown = answers & set(segment.shows)
+        if shown:
+            problems.append(f"session {plan.number}, segment {i + 1}: {sorted(shown)} on screen before the "
+                            "prediction is written")
+    if sum(s.minutes for s in plan.segments) != SESSION_MINUTES:
+        problems.append(f"session {plan.number}: {sum(s.minutes for s in plan.segments)} minutes, expected "
+                        f"{SESSION_MINUTES}")
+    if not any(answers & set(s.shows) for s in plan.segments[predicting[0] + 1:]):
+        problems.append(f"session {plan.number}: no segment after the prediction shows what answers it")
+    bad = {s.cells for s in plan.segments} - set(CELLS)
+    if bad:
+        problems.append(f"session {plan.number}: unknown cells {sorted(bad)}; choose from {CELLS}")
+    return problems
+
+
+def misconceptions(plan: SessionPlan) -> list[str]:
+    """The mistakes a teacher should expect in this session: the catalogued mistakes of its exercises (each
+    caught by a checker case, tested) and the plan's own."""
+    out = [f"{mistake} ({e.key})" for e in exercises.of_chapter(plan.chapter) for mistake in e.mistakes] \
+        if plan.chapter else []
+    return out + list(plan.misconceptions)

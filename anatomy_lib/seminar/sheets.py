@@ -1,0 +1,233 @@
+"""What the course prints and shows: the students' handout (one sheet per session), and the guide's HTML for a
+session: its plan (``show_plan``), the teacher's notes computed from the stored results (``teacher_notes``),
+the final project and the assessment.
+
+Every text comes from ``plans`` and every number from ``answers`` (the stored results) or ``verdicts``: nothing
+here is typed twice. The plans' texts are Markdown-light (``code`` spans, ``**bold**``); ``inline`` turns them
+into HTML, so a printed sheet shows code as code, never as backticks.
+"""
+from __future__ import annotations
+
+import html
+import re
+from functools import lru_cache
+from pathlib import Path
+
+import pandas as pd
+from IPython.display import HTML
+
+from .. import exercises
+from ..core.display import show_table
+from ..verdicts import KEY_CLAIMS
+from .answers import Evidence
+from .plans import FINAL_PROJECT, PLANS, PROJECT_RUBRIC, SessionPlan, misconceptions, session_minutes, session_plan
+
+BIBLIOGRAPHY = Path(__file__).resolve().parents[2] / "book" / "references.bib"  # where the book keeps its readings
+READINGS_PAGE = "readings.html"
+BLANK_ROWS = 3  # rows of a grid with no claims to name, for the groups to fill in
+SESSION_ZERO_ROWS = (("chapter 1's execution time (minutes)", "the guide's table"),
+                     ("the specimen \"default\" loaded", "the book's specimen"),
+                     ("the first exercise's check", "passed"))
+
+
+# ---- text ---------------------------------------------------------------------------------------------------
+def inline(text: str) -> str:
+    """Markdown-light to HTML: escaped, `code` spans as code and **bold** as bold (no literal backticks)."""
+    parts = html.escape(str(text), quote=False).split("`")
+    out = "".join(f"<code>{p}</code>" if i % 2 else re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", p)
+                  for i, p in enumerate(parts))
+    return out
+
+
+def _plan(number: int) -> SessionPlan:
+    if number not in PLANS:
+        raise ValueError(f"no session {number}; choose one of {sorted(PLANS)}")
+    return PLANS[number]
+
+
+@lru_cache(maxsize=None)
+def _bibliography() -> dict[str, dict[str, str]]:
+    """The book's BibTeX entries (title, author, year by key); empty where the book is not next to the library."""
+    if not BIBLIOGRAPHY.is_file():
+        return {}
+    entries = {}
+    for key, body in re.findall(r"@\w+\{([^,\s]+),(.*?)\n\}", BIBLIOGRAPHY.read_text(), flags=re.S):
+        fields = dict(re.findall(r"(\w+)\s*=\s*\{(.*?)\},?\s*$", body, flags=re.M))
+        entries[key] = {k: re.sub(r"[{}]|\\[\"'`^~]", "", v).replace("\\&", "&") for k, v in fields.items()}
+    return entries
+
+
+def bibliography_keys() -> set[str]:
+    return set(_bibliography())
+
+
+def reading(key: str) -> str:
+    """An outside reading, cited by its BibTeX key (book/references.bib) as HTML: authors, year and title,
+    linked to the book's readings page (which lists every entry)."""
+    entry = _bibliography().get(key)
+    if entry is None:
+        return f'<a href="{READINGS_PAGE}"><code>{html.escape(key)}</code></a>'
+    authors = [a.split(",")[0].strip() for a in entry.get("author", "").split(" and ")]
+    names = authors[0] if len(authors) == 1 else f"{authors[0]} and {authors[1]}" if len(authors) == 2 \
+        else f"{authors[0]} et al."
+    return (f'<a href="{READINGS_PAGE}">{html.escape(names)} ({html.escape(entry.get("year", ""))})</a>, '
+            f'<i>{html.escape(entry.get("title", ""))}</i> [<code>{html.escape(key)}</code>]')
+
+
+def session_title(number: int) -> str:
+    return f"Session {number}: {_plan(number).title}"
+
+
+def session_exercises(number: int) -> list:
+    """The exercises a session's sheet lists: its chapter's, then the homework's others."""
+    plan = _plan(number)
+    listed = list(exercises.of_chapter(plan.chapter)) if plan.chapter else []
+    keys = {e.key for e in listed}
+    return listed + [exercises.get(k) for k in plan.homework.exercises if k not in keys]
+
+
+def _groups_html(plan: SessionPlan) -> str:
+    items = "".join(f"<li><b>{html.escape(name)}</b>: " + (", ".join(
+        f"<code>{html.escape(k)} = {html.escape(repr(v))}</code>" for k, v in overrides.items())
+        or "the chapter's defaults") + "</li>" for name, overrides in plan.groups.items())
+    note = f"<p>{inline(plan.group_note)}</p>" if plan.group_note else ""
+    return f"<ul>{items}</ul>{note}"
+
+
+def _rubric_html(rubric) -> str:
+    return "<ul>" + "".join(f"<li>{points} point{'s' if points != 1 else ''}: {inline(what)}</li>"
+                            for points, what in rubric) + "</ul>"
+
+
+# ---- the guide ----------------------------------------------------------------------------------------------
+def show_plan(number: int) -> HTML:
+    """A session's plan as the guide shows it: goals, what is introduced before the prediction, the pre-reading,
+    the minute-by-minute table, the predictions (each with the output that answers it), the groups, the fallback
+    without a kernel, the discussion and the homework with its rubric."""
+    plan = _plan(number)
+    section, key = plan.reading
+    predicting = next(i for i, s in enumerate(plan.segments) if s.predict)
+    start = sum(s.minutes for s in plan.segments[:predicting])
+    end = start + plan.segments[predicting].minutes
+    minutes = session_plan(number)
+    minutes["activity"] = minutes["activity"].map(inline)  # the table's HTML keeps code spans as code
+    table = show_table(minutes, left=("activity", "cells", "on screen"),
+                       caption=f"{session_title(number)}, {session_minutes(number)} minutes")
+    predictions = "".join(f"<li>{inline(q.text)} <i>Answered by</i>: {html.escape(q.answered_by)}.</li>"
+                          for q in plan.predictions)
+    discussion = "".join(f"<li>{inline(q.text)}</li>" for q in plan.discussion)
+    homework = plan.homework
+    keys = ", ".join(f"<code>{k}</code>" for k in homework.exercises)
+    return HTML(
+        f'<div class="anatomy-session-plan"><p><b>Goals</b>: {inline(plan.goals)}</p>'
+        f"<p><b>Introduced before the prediction</b> (no results shown): {inline(plan.introduce)}</p>"
+        f"<p><b>Pre-reading</b>: {inline(section)}; and {reading(key)}.</p>"
+        + table.data
+        + f"<p><b>Predict before you run</b> (minutes {start} to {end}):</p><ol>{predictions}</ol>"
+        f"<p><b>Groups</b>:</p>{_groups_html(plan)}"
+        f"<p><b>Without a kernel</b>: {inline(plan.fallback)}.</p>"
+        f"<p><b>Discussion</b>:</p><ul>{discussion}</ul>"
+        f"<p><b>Homework</b> ({homework.points} points): the exercises {keys}, checked by "
+        f"<code>exercises.check</code>, and a written question: {inline(homework.question)}</p>"
+        f"{_rubric_html(homework.rubric)}</div>")
+
+
+def group_advice(plan: SessionPlan) -> str:
+    """What the teacher does when a group's result differs from the others' (Markdown-light)."""
+    advice = ("First check that the group ran what it meant to: the chapter prints its parameters, and a result "
+              "read from the store names its manifest; a group that recomputes sees an estimate before it starts. "
+              "Then put its verdict beside the others' and ask which choice moved it.")
+    return f"{plan.group_note} {advice}" if plan.group_note else advice
+
+
+def teacher_notes(number: int, evidence: Evidence, open_: bool = False) -> HTML:
+    """The teacher's notes of a session, folded (``<details>``): each prediction and discussion question with its
+    answer computed from the stored results (``answers``), the misconceptions to expect (``misconceptions``) and
+    what to do when a group's result differs."""
+    plan = _plan(number)
+
+    def answered(questions) -> str:
+        return "".join(f"<li><p><b>{inline(q.text)}</b></p><p>{inline(q.answer(evidence))}</p></li>"
+                       for q in questions)
+
+    mistakes = misconceptions(plan)
+    listed = "".join(f"<li>{inline(m)}</li>" for m in mistakes) or "<li>none catalogued</li>"
+    return HTML(f'<details class="anatomy-teacher-notes"{" open" if open_ else ""}><summary>Teacher\'s notes, '
+                f"{html.escape(session_title(number).lower())}</summary>"
+                f"<p><b>Predictions</b>, answered from the stored results:</p><ol>{answered(plan.predictions)}</ol>"
+                f"<p><b>Discussion</b>:</p><ol>{answered(plan.discussion)}</ol>"
+                f"<p><b>Misconceptions to expect</b> ({len(mistakes)}; those of the exercises are each caught by a "
+                f"case of its checker):</p><ul>{listed}</ul>"
+                f"<p><b>When a group's result differs</b>: {inline(group_advice(plan))}</p></details>")
+
+
+def final_project() -> HTML:
+    points = sum(p for p, _ in PROJECT_RUBRIC)
+    return HTML(f"<p>{inline(FINAL_PROJECT)}</p><p><b>Rubric</b> ({points} points):</p>"
+                f"{_rubric_html(PROJECT_RUBRIC)}")
+
+
+def assessment() -> pd.DataFrame:
+    """Every homework with its points, then the final project: the course's assessment in one table."""
+    rows = [{"session": n, "title": plan.title, "exercises": ", ".join(plan.homework.exercises),
+             "written question": plan.homework.question, "points": plan.homework.points}
+            for n, plan in sorted(PLANS.items())]
+    rows.append({"session": "", "title": "Final project", "exercises": "",
+                 "written question": FINAL_PROJECT.split(". ")[0] + ".",
+                 "points": sum(p for p, _ in PROJECT_RUBRIC)})
+    return pd.DataFrame(rows)
+
+
+# ---- the handout --------------------------------------------------------------------------------------------
+def _grid_rows(number: int, claims: pd.DataFrame | None) -> list[tuple[str, str]]:
+    """The verdict grid's rows: the chapter's own claims with the paper's value; the book's key claims for the
+    sessions that sum chapters up (8 and 9); what the room compares in session 0; blank rows without claims."""
+    if number == 0:
+        return list(SESSION_ZERO_ROWS)
+    if claims is None or claims.empty:
+        return [("", "")] * BLANK_ROWS
+    if number in {c for c in claims["chapter"]}:
+        mine = claims[claims["chapter"] == number]
+    else:
+        mine = pd.concat([claims[(claims["chapter"] == c) & (claims["Claim"] == name)] for c, name in KEY_CLAIMS])
+    named = [(str(row["Claim"]), str(row["Paper"])) for _, row in mine.iterrows()]
+    return named or [("", "")] * BLANK_ROWS
+
+
+def handout(number: int, claims: pd.DataFrame | None = None) -> HTML:
+    """A session's sheet for students, one printed page: the session's title, name and date fields, an answer box
+    per prediction (written before anything runs), the exercises to check (the call that checks each), the
+    homework's written question, a verdict grid with a column per group (its rows the chapter's own claims with
+    the paper's value), and the discussion questions. ``claims`` is ``verdicts.book_claims``'s table (its
+    chapter, Claim and Paper columns); without it the grid has unnamed rows."""
+    plan = _plan(number)
+    predictions = "".join(f'<li><p>{inline(q.text)}</p><div class="anatomy-handout-space"></div></li>'
+                          for q in plan.predictions)
+    checks = "".join(f"<li><b>{html.escape(e.title)}</b> (chapter {e.chapter}): write <code>{e.function_name}"
+                     f"</code>, then <code>exercises.check(\"{e.key}\", {e.function_name})</code></li>"
+                     for e in session_exercises(number))
+    groups = "".join(f"<th>{html.escape(name)}</th>" for name in plan.groups)
+    first = ("what you compare", "the book") if number == 0 else ("the paper's claim", "paper")
+    rows = "".join(f"<tr><td>{inline(claim)}</td><td>{inline(paper)}</td>" + "<td></td>" * len(plan.groups)
+                   + "</tr>" for claim, paper in _grid_rows(number, claims))
+    discussion = "".join(f"<li>{inline(q.text)}</li>" for q in plan.discussion)
+    where = f"chapter {plan.chapter}" if plan.chapter else "the set-up"
+    grid_intro = ("<p><b>Your groups' verdicts</b> (reproduced, partly reproduced, not reproduced, inconclusive, "
+                  "not comparable):</p>") if number else "<p><b>Your group's set-up</b> (fill in your column):</p>"
+    return HTML(f'<section class="anatomy-handout"><header><h3>{html.escape(session_title(number))}</h3>'
+                '<p class="anatomy-handout-fields"><span>Name: <span class="anatomy-handout-line"></span></span>'
+                '<span>Date: <span class="anatomy-handout-line"></span></span></p></header>'
+                f"<p><b>Before you run anything, write down</b> ({where}):</p>"
+                f'<ol class="anatomy-handout-predictions">{predictions}</ol>'
+                "<p><b>Exercises that check themselves</b> (at the end of their chapter's page):</p>"
+                f"<ol>{checks}</ol>"
+                f"<p><b>Homework</b> ({plan.homework.points} points), in writing: {inline(plan.homework.question)}</p>"
+                f'{grid_intro}<table class="anatomy-handout-grid"><tr><th>{first[0]}</th><th>{first[1]}</th>'
+                f"{groups}</tr>{rows}</table><p><b>Discussion</b>:</p><ul>{discussion}</ul></section>")
+
+
+def handouts(claims: pd.DataFrame | None = None) -> HTML:
+    """Every session's sheet in one block, so that print starts each sheet but the first on a new page (CSS
+    ``:first-child``: sheets displayed one per output cell would each be the first of its own cell)."""
+    sheets = "".join(handout(number, claims).data for number in sorted(PLANS))
+    return HTML(f'<div class="anatomy-handouts">{sheets}</div>')
