@@ -231,7 +231,7 @@ def experiments(table: pd.DataFrame) -> pd.DataFrame:
 # The paper's three central claims, in the order its abstract makes them: an anatomy (a critical core), a paradox
 # (predictable weights that cannot be substituted), and the method it derives (growth training).
 KEY_CLAIMS = ((2, "critical core"), (3, "R^2 of gate, held-out layers"),
-              (7, "developmental vs uniform: validation loss at matched FLOPs"))
+              (7, "developmental (the paper's arm): compute to reach the target depth's loss at C*"))
 
 
 def key_findings(table: pd.DataFrame) -> list[str]:

@@ -17,11 +17,12 @@
 - ``frontier_analysis``, ``frontier_report``: the frontier, the crossover, speed-ups with intervals, verdicts
 - ``events``: growth events up close: clone noise, optimiser moments and re-warm-up from one forked state
 - ``report``: in sentences and verdicts, held to the shallow control and random_source, and the closing section
+- ``chapter``: the chapter protocol over both experiments (the frontier's claims first), for chapter 9
 - ``figures``: validation curves, FLOPs to target, the anatomy of trained models, loss against compute
 - ``explorers``: train arms live at the smoke size, or pick a stored run in the published page
 
-Everything a notebook calls is re-exported here, so a chapter imports one package; ``Params``, ``compute``,
-``paper_claims``, ``findings`` and ``CHAPTER`` are the chapter protocol (``core.chapter``).
+Everything a notebook calls is re-exported here, so a chapter imports one package; ``Params``,
+``chapter_compute``, ``chapter_claims``, ``findings`` and ``CHAPTER`` are the chapter protocol (``core.chapter``).
 """
 from ..core.chapter import Chapter
 from ..core.lazy import lazy_exports
@@ -46,6 +47,7 @@ from .analysis import (
     wall_at_uniform_steps,
 )
 from .budgets import SWEEP_ARMS, BudgetParams, budgets, budgets_stored, run_budgets
+from .chapter import chapter_claims, chapter_compute
 from .checkpoints import (
     CHECKPOINT_FORMAT,
     CheckpointError,
@@ -60,6 +62,7 @@ from .config import EVENT_KINDS, Arm, BranchSchedule, Event, Schedule, TextData,
 from .events import EVENT_ARMS, VARIANTS, EventParams, event_findings, event_summary, growth_events, run_events
 from .frontier import (
     FRONTIER_ARMS,
+    SECOND_WIDTH,
     FrontierParams,
     finished_jobs,
     frontier,
@@ -76,10 +79,14 @@ from .frontier_analysis import (
 )
 from .frontier_report import PAPER_SPEEDUP
 from .frontier_report import claims as frontier_claims
+from .frontier_report import conclusions as frontier_conclusions
 from .frontier_report import findings as frontier_findings
 from .frontier_report import findings_so_far as frontier_findings_so_far
 from .frontier_report import is_complete as frontier_complete
 from .frontier_report import progress_sentence as frontier_progress
+from .frontier_report import scale_findings as frontier_scale_findings
+from .frontier_report import scale_table as frontier_scale_table
+from .frontier_report import speedup_summary as frontier_speedup_summary
 from .frontier_report import speedup_table as frontier_speedups
 from .models import Shape, build_model, parameter_counts, renumber
 from .operators import Copy, apply_plan, clone_plan, middle_plan, remove_plan, stack_plan
@@ -124,7 +131,7 @@ from .trainer import (
 )
 
 Params = GrowthParams
-CHAPTER = Chapter(7, "07_growth", "Growth training", Params, compute, paper_claims, findings,
+CHAPTER = Chapter(7, "07_growth", "Growth training", Params, chapter_compute, chapter_claims, findings,
                   trains_own_models=True, stored=(Params, BudgetParams, EventParams))
 
 # figures and explorers load matplotlib and ipywidgets: imported on first use (core.lazy)

