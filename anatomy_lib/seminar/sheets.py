@@ -20,6 +20,7 @@ from .. import exercises
 from ..core.display import show_table
 from ..verdicts import KEY_CLAIMS
 from .answers import Evidence
+from .groups import DISSECTION
 from .plans import FINAL_PROJECT, PLANS, PROJECT_RUBRIC, SessionPlan, misconceptions, session_minutes, session_plan
 
 BIBLIOGRAPHY = Path(__file__).resolve().parents[2] / "book" / "references.bib"  # where the book keeps its readings
@@ -189,7 +190,8 @@ def _grid_rows(number: int, claims: pd.DataFrame | None) -> list[tuple[str, str]
     if number in {c for c in claims["chapter"]}:
         mine = claims[claims["chapter"] == number]
     else:
-        mine = pd.concat([claims[(claims["chapter"] == c) & (claims["Claim"] == name)] for c, name in KEY_CLAIMS])
+        keys = [(c, name) for c, name in KEY_CLAIMS if number != 8 or c in DISSECTION]  # the atlas: dissection
+        mine = pd.concat([claims[(claims["chapter"] == c) & (claims["Claim"] == name)] for c, name in keys])
     named = [(str(row["Claim"]), str(row["Paper"])) for _, row in mine.iterrows()]
     return named or [("", "")] * BLANK_ROWS
 

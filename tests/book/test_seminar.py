@@ -173,7 +173,9 @@ def test_the_handout_has_a_sheet_per_session_with_its_questions_checks_and_a_gri
     two = seminar.handout(2, claims).data
     assert "<td>critical core</td><td>L8-11</td>" in two and "&lt;L14&gt;" in two and "R^2 of gate" not in two
     nine = seminar.handout(9, claims).data  # no claims of its own: the book's key claims
-    assert "R^2 of gate, held-out layers" in nine and "critical core" in nine
+    assert "R^2 of gate, held-out layers" in nine and "critical core" in nine and "developmental" in nine
+    eight = seminar.handout(8, claims).data  # the atlas compares specimens: no claim about trained models
+    assert "critical core" in eight and "developmental" not in eight
     assert seminar.handout(4).data.count("<tr>") == 4  # no claims table: three unnamed rows under the header
     every = seminar.handouts(claims).data
     assert every.startswith('<div class="anatomy-handouts">')
