@@ -11,9 +11,11 @@
   and each exercise's check, rehearsed on this machine
 - ``sheets``: the students' handout (one printed sheet per session) and the guide's HTML: a session's plan,
   the teacher's notes, the final project and the assessment
+- ``slides``: one slide deck per session (title, introduced, predictions, the chapter's key figures in page
+  order, discussion, homework), one offline HTML file each, written by the book's build (``book/_ext/slides.py``)
 
-Everything the guide (``book/seminar.md``), the handout (``book/handout.md``) and the tests call is re-exported
-here. The seminar sits on the top floor: it reads the chapters, chapter 9 and the exercises; nothing in the
+Everything the guide (``book/seminar.md``), the handout (``book/handout.md``), the slides and the tests call is
+re-exported here. The seminar sits on the top floor: it reads the chapters, chapter 9 and the exercises; nothing in the
 library imports it but the paper run's timing.
 """
 from .answers import Evidence
@@ -47,13 +49,15 @@ from .sheets import (
     show_plan,
     teacher_notes,
 )
+from .slides import ChapterOutputs, PageFigure, PageTable, Slide, chapter_outputs, deck, deck_index, session_slides
 from .timing import CHAPTER_OF, GPUS, OWN_PACKAGES, PARAMS_OF, chapter_runs, chapter_times, rehearsal, work_ratio
 
 __all__ = [
     "CELLS", "CHAPTER_OF", "FINAL_PROJECT", "GPUS", "GROUP_KEYS", "NOT_STATED", "NOT_STORED", "OWN_PACKAGES",
-    "PARAMS_OF", "PLANS", "PROJECT_RUBRIC", "SESSION_MINUTES", "SUMMARY_SESSIONS", "Evidence", "Homework",
-    "Question", "Segment", "SessionPlan", "assessment", "bibliography_keys", "chapter_runs", "chapter_times",
-    "final_project", "group_advice", "group_lab", "group_verdicts", "handout", "handouts", "inline",
-    "misconceptions", "order_problems", "reading", "rehearsal", "session_exercises", "session_minutes",
-    "session_plan", "session_title", "show_plan", "teacher_notes", "work_ratio",
+    "PARAMS_OF", "PLANS", "PROJECT_RUBRIC", "SESSION_MINUTES", "SUMMARY_SESSIONS", "ChapterOutputs", "Evidence",
+    "Homework", "PageFigure", "PageTable", "Question", "Segment", "SessionPlan", "Slide", "assessment",
+    "bibliography_keys", "chapter_outputs", "chapter_runs", "chapter_times", "deck", "deck_index", "final_project",
+    "group_advice", "group_lab", "group_verdicts", "handout", "handouts", "inline", "misconceptions",
+    "order_problems", "reading", "rehearsal", "session_exercises", "session_minutes", "session_plan",
+    "session_slides", "session_title", "show_plan", "teacher_notes", "work_ratio",
 ]
