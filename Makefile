@@ -173,11 +173,13 @@ test-colab:
 # Load every built page in headless Chromium as a reader without a kernel would (tests/browser/check_pages.mjs
 # lists the checks: requests, console, weight, figure widths, tables, links and anchors, every explorer control,
 # inert live controls, controls at 420 px, anything past the content column at 1280 and 420 px), after checking the
-# checker on planted pages (tests/browser/check_pages_selftest.mjs: each planted defect reported, a clean page passes).
+# checker on planted pages (tests/browser/check_pages_selftest.mjs: each planted defect reported, a clean page passes);
+# then every seminar deck (tests/browser/check_slides.mjs: offline, walked slide by slide, one printed page a slide).
 test-browser: widgets-js
 	@test -d _build/html || { echo "build the book first: make book"; exit 1; }
 	node tests/browser/check_pages_selftest.mjs
 	node tests/browser/check_pages.mjs _build/html _build/browser-report.json
+	node tests/browser/check_slides.mjs _build/html
 
 # The page "Dissect your own model" in headless Chromium, served from localhost with every other request refused:
 # the offline SmolLM2 GGUF (98 MB) and Gemma's (253 MB, assembled from its wheels) set on the page's file input,
