@@ -68,7 +68,7 @@ class SessionPlan:
 
     @property
     def chapter(self) -> int | None:
-        """The chapter the session teaches: session n teaches chapter n; session 0 none."""
+        """The chapter the session teaches (session n teaches chapter n; session 0 none)."""
         return self.number or None
 
     @property

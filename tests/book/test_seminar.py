@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 COMMITTED = ROOT / "data" / "results"  # the tests' own store is a temporary folder
 # groups whose variant the committed store does not hold (their column reads "not stored"): chapter 1 on Gemma
 # needs Gemma's baseline at the quick profile, which no chapter has stored yet
-KNOWN_NOT_STORED = {(1, "Gemma-3-270M")}
+KNOWN_NOT_STORED: set = set()  # every group of every session is stored
 
 
 def test_stored_runs_cover_every_chapter_with_a_computation():
@@ -285,9 +285,11 @@ def test_a_group_that_is_not_stored_raises_unless_marked(committed_lab, monkeypa
     monkeypatch.setenv("ANATOMY_DATA", str(COMMITTED.parent))
     if not GEMMA_SUPPORTED:
         pytest.skip("Gemma 3 needs transformers >= 5")
-    (number, name), = KNOWN_NOT_STORED
+    unstored = {"a selection of text nobody stored": {"blocks_seed": 987_654}}
     with pytest.raises(NotStored):
-        seminar.group_verdicts(committed_lab, number, {name: seminar.PLANS[number].groups[name]}, read_only=True)
+        seminar.group_verdicts(committed_lab, 1, unstored, read_only=True)
+    marked = seminar.group_verdicts(committed_lab, 1, unstored, read_only=True, missing="mark")
+    assert (marked["a selection of text nobody stored"] == seminar.NOT_STORED).all()
     with pytest.raises(ValueError, match="choose one of"):
         seminar.group_verdicts(committed_lab, 11, {"defaults": {}})
 
