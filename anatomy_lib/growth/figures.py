@@ -198,6 +198,10 @@ def frontier_figure(tables, c_star: float, specimen_name: str | None = None):
     arms = sorted(table["arm"].unique(), key=lambda a: (not a.startswith("depth"),
                                                          int(a.removeprefix("depth")) if a.startswith("depth") else a))
     colours = arm_colours(arms)
+    # the fixed depths are the reference the growth arms are judged against: neutral greys, darker when deeper,
+    # so no depth shares a hue with a growth arm
+    fixed_arms = [a for a in arms if a.startswith("depth")]
+    colours.update(zip(fixed_arms, [str(g) for g in np.linspace(0.65, 0.0, len(fixed_arms))]))
     markers = dict(zip(arms, ["o", "s", "D", "^", "v", "P", "X", "*"]))
     dodge = dict(zip(arms, np.geomspace(0.95, 1.05, len(arms))))
     fig, ax = plt.subplots(figsize=(COLUMN, 4.6))

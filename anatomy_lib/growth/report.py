@@ -260,7 +260,7 @@ def conclusions(tables: dict[str, pd.DataFrame], params: GrowthParams, sweep: di
         early, total = int(final_reach["before_growth"].sum()), int(final_reach["seeds"].sum())
         can.append(f"At this budget ({params.budget:.3g} FLOPs, {params.budget_steps} uniform steps) {early} of "
                    f"{total} growing runs reach the uniform arm's final loss before they first grow; "
-                   f"{len(supported)} of the paper's {len(claims)} growth claims survive their controls"
+                   f"{len(supported)} of the {len(claims)} growth claims judged at this budget survive their controls"
                    + (f", and {len(knocked)} would pass their own rule but fall to the shallow control or to "
                       "random_source" if knocked else "") + ".")
     d = detectable_difference(runs) if runs["seed"].nunique() > 1 else None

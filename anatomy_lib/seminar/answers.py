@@ -189,11 +189,13 @@ def answer_random_in_sample(ev: Evidence) -> str:
 
 def answer_ridge_vs_previous(ev: Evidence) -> str:
     fits = _fits(ev)
-    return (f"No predictor beats the mean of the other layers on held-out layers: on {ev.name} held-out R² is "
-            f"{fits[('specimen', 'ridge', 'out-of-sample')]:.2f} for ridge, "
-            f"{fits[('specimen', 'previous layer', 'out-of-sample')]:.2f} for copying the previous layer and "
-            f"{fits[('specimen', 'mean layer', 'out-of-sample')]:.2f} for the mean layer (R² is 0 for predicting "
-            "the weights' own mean, so all three are worse). Ridge beats copying, but not the mean.")
+    ridge, previous, mean = (fits[("specimen", name, "out-of-sample")] for name in ("ridge", "previous layer",
+                                                                                     "mean layer"))
+    verdict = "Yes" if ridge > previous else "No"
+    return (f"{verdict}: on {ev.name} held-out R² is {ridge:.2f} for ridge and {previous:.2f} for copying the "
+            f"previous layer. But {'neither beats' if max(ridge, previous) < mean else 'not both beat'} the mean "
+            f"of the other layers ({mean:.2f}); R² is 0 for predicting the weights' own mean, so "
+            + ("all three are worse than that." if max(ridge, previous, mean) < 0 else "read each against 0."))
 
 
 def answer_paradox(ev: Evidence) -> str:
@@ -284,8 +286,13 @@ def _arms(ev: Evidence) -> pd.Series:
 
 
 def answer_growth_vs_uniform(ev: Evidence) -> str:
-    row = ev.claim(7, "developmental vs uniform")
-    return f"At matched FLOPs on the chapter's small budget: {said(row)}."
+    developmental = ev.claim(7, "developmental (the paper's arm)")
+    gstack = ev.claim(7, "G_stack (a published operator)")
+    small = ev.claim(7, "developmental vs uniform")
+    return ("At the compute-optimal size (the question's regime), compute to reach the loss of the target depth "
+            f"trained from the start: developmental, {said(developmental)}; G_stack, {said(gstack)} (a speed-up "
+            "below 1 means growing needed more compute). On the chapter's small budget, where the target is far "
+            f"too large for its budget: {said(small)}.")
 
 
 def answer_shallow_wins(ev: Evidence) -> str:

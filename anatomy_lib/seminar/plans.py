@@ -56,7 +56,9 @@ class SessionPlan:
     title: str
     goals: str
     introduce: str  # concepts introduced before the prediction (no results)
-    reading: tuple[str, str]  # (the chapter's section to read, the outside work's BibTeX key)
+    # (the heading of the chapter's section to read, exactly as the page has it: a section that explains the method,
+    # never one that shows the results; the outside work's BibTeX key). Session 0 names its reading in words.
+    reading: tuple[str, str]
     predictions: tuple[Question, ...]
     segments: tuple[Segment, ...]
     groups: dict  # {group: overrides} for ``groups.group_verdicts``
@@ -135,7 +137,7 @@ PLANS: dict[int, SessionPlan] = {
         "A decoder layer's tensors (q, k, v, o; gate, up, down; the norm gains), grouped-query attention, tied "
         "embeddings. Perplexity as the exponential of the mean NLL. The bootstrap: resample the unit that is "
         "independent.",
-        ("chapter 1, 'What the budget says'", "efron1993bootstrap"),
+        ("Where the parameters are", "efron1993bootstrap"),
         (Question("What share of the parameters is the token embedding?", "the budget table", a.answer_embedding_share),
          Question("Would a perplexity interval be narrower or wider if it resampled tokens instead of blocks?",
                   "the perplexity interval", a.answer_interval_unit)),
@@ -165,7 +167,7 @@ PLANS: dict[int, SessionPlan] = {
         2, "Importance by ablation", "Ablate one layer at a time; read intervals; compare ablation methods.",
         "The residual stream; what removing a layer means (zero it, skip it, replace it by its neighbours' mean) "
         "and why the choice matters; a paired bootstrap interval of a perplexity change.",
-        ("chapter 2, 'The operators side by side'", "men2024shortgpt"),
+        ("The sweep", "men2024shortgpt"),
         (Question("Which layer will matter most?", "the importance map", a.answer_most_important),
          Question("Will replacing a layer by its neighbours' mean and skipping it agree?", "the operators figure",
                   a.answer_methods_agree)),
@@ -196,7 +198,7 @@ PLANS: dict[int, SessionPlan] = {
         3, "Weight predictability", "In-sample against held-out fits; baselines any predictor must beat.",
         "Ridge regression; what R² measures (against the mean of the actual values) and why it can be negative; "
         "in-sample against held-out; a random projection of weights as features.",
-        ("chapter 3, 'Held out'", "hoerl1970ridge"),
+        ("The formulation", "hoerl1970ridge"),
         (Question("With one sample per layer pair and more features than samples, what in-sample R² will a randomly "
                   "initialised model reach?", "the in-sample against held-out R² figure", a.answer_random_in_sample),
          Question("Will ridge beat copying the previous layer on held-out layers?", "the fits table",
@@ -228,7 +230,7 @@ PLANS: dict[int, SessionPlan] = {
         "as nulls; separate quantisation noise from structure.",
         "Deltas between consecutive layers, D_l = W_(l+1) - W_l; covariance algebra; a null model (what the "
         "statistic gives when there is no structure).",
-        ("chapter 4, 'The null'", "rudelson2007sampling"),
+        ("4. Weight structure: the -0.50 and its null models", "rudelson2007sampling"),
         (Question("What lag-one correlation do independent layers give, and what do a random walk and an "
                   "autoregressive process give?", "the delta-correlation figure", a.answer_delta_nulls),),
         (Segment(15, "The teacher introduces deltas and covariance rules (var of a difference, cov of overlapping "
@@ -256,7 +258,7 @@ PLANS: dict[int, SessionPlan] = {
         "measuring coherence with factual questions and intervals.",
         "Which tensors write to the residual stream (pre-norm and post-norm families); scaling a layer by alpha; "
         "a coherence measure with fixed prompts and an interval; surgery that restores bit for bit.",
-        ("chapter 5, 'What the manipulated models say'", "wang2023ioi"),
+        ("What each strategy does", "wang2023ioi"),
         (Question("Which strategy keeps the most facts when applied to every connective-tissue layer at once?",
                   "the facts table", a.answer_best_strategy),
          Question("Is there an alpha that improves perplexity?", "the alpha curves", a.answer_alpha_improves)),
@@ -285,7 +287,7 @@ PLANS: dict[int, SessionPlan] = {
         6, "Recovery speed", "Damage matched in nats; shams as controls; recovery judged by an interval.",
         "Fine-tuning a damaged model; matching damage in nats (not in noise level); the sham (the same fine-tuning "
         "without damage); a criterion for 'recovered' that holds up to its interval.",
-        ("chapter 6, 'The sham'", "efron1993bootstrap"),
+        ("What we chose, and why", "efron1993bootstrap"),
         (Question("Will the most important layer recover slowest?", "the recovery-against-importance figure",
                   a.answer_slowest_recovery),
          Question("How much does fine-tuning alone (the sham) move the loss?", "the recovery curves with their shams",
@@ -315,16 +317,17 @@ PLANS: dict[int, SessionPlan] = {
         "a regime where the question has an answer.",
         "FLOP accounting (2 FLOPs per multiply-add, attention's T x T products); compute-optimal sizes (about 20 "
         "tokens per parameter); growth operators (G_stack, MIDAS); warm-up-stable-decay schedules.",
-        ("chapter 7, 'Growth where the question has an answer'", "hoffmann2022chinchilla"),
+        ("The paper's protocol at a small budget: the models", "hoffmann2022chinchilla"),
         (Question("At equal FLOPs, will growing a model beat training it at full depth from the start?",
-                  "the matched-compute table", a.answer_growth_vs_uniform),
-         Question("Will a shallow model trained on the whole budget beat both?", "the arms' final losses",
+                  "the speed-up table", a.answer_growth_vs_uniform),
+         Question("Will a shallow model trained on the whole budget beat both?", "the final-loss table",
                   a.answer_shallow_wins)),
         (Segment(15, "The teacher introduces FLOP accounting and compute-optimal sizes; the students size a model "
                      "for a budget on paper.", "read"),
          Segment(10, "Everyone writes yes/no for both predictions.", "pause", predict=True),
-         Segment(15, "Run chapter 7 (stored): the matched-compute table and every arm's curve, then the frontier.",
-                 "live", shows=("the matched-compute table", "the arms' final losses")),
+         Segment(15, "Run chapter 7 (stored) in its order: the frontier figure and the speed-up table of 'Growth "
+                     "where the question has an answer', then the paper's protocol at a small budget and its "
+                     "final-loss table.", "live", shows=("the speed-up table", "the final-loss table")),
          _exercise_segment(20, 7, ""),
          Segment(15, "Groups: the paper's protocol at a small budget and the compute-optimal frontier; the verdicts "
                      "side by side.", "live", shows=("the claims table",)),
@@ -339,13 +342,15 @@ PLANS: dict[int, SessionPlan] = {
                  ((2, "FLOPs per token from the convention, then parameters from C = 6 N D-style reasoning"),
                   (2, "tokens per parameter and passes over the data stated"),
                   (1, "a starting depth with a reason (the x4 factor or the frontier)"))),
-        group_note="The two experiments ask the same question at budgets a factor of thousands apart; a verdict "
-                   "that changes between them is a verdict about the regime."),
+        group_note="The two experiments ask the same question in two regimes: the small-budget study trains a "
+                   "target far too large for its budget (a small fraction of a token per parameter), the frontier "
+                   "one sized for it (20 tokens per parameter at C*). A verdict that changes between them is a "
+                   "verdict about the regime."),
     8: SessionPlan(
         8, "The atlas", "Compare two specimens at the same relative depth; tell a property of a checkpoint from a "
         "property of transformers.",
         "Relative depth (l / (n - 1)); a claim's generality; why a layer number does not travel between models.",
-        ("chapter 8, 'Both specimens at relative depth'", "gromov2024unreasonable"),
+        ("The two real specimens", "gromov2024unreasonable"),
         (Question("Which of the paper's layer-specific claims will hold on Gemma-3-270M at the same relative depth?",
                   "the atlas's claims table", a.answer_gemma),),
         (Segment(15, "The teacher introduces relative depth with the same-depth exercise's rule.", "read"),
@@ -370,7 +375,7 @@ PLANS: dict[int, SessionPlan] = {
     9: SessionPlan(
         9, "The verdicts", "Read every claim's verdict with its rule; find the choices a verdict depends on.",
         "The verdict words and their rules (chapter 9's rules table); an experiment counted once; a control.",
-        ("chapter 9, 'The rules'", "kunsch1989jackknife"),
+        ("How verdicts are computed", "kunsch1989jackknife"),
         (Question("Which of the paper's claims will survive the controls?", "the headline", a.answer_survive),),
         (Segment(15, "The teacher introduces the rules table (no verdicts shown).", "read"),
          Segment(10, "Everyone writes, per chapter, the verdict they expect.", "pause", predict=True),

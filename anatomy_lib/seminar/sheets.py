@@ -75,6 +75,28 @@ def reading(key: str) -> str:
             f'<i>{html.escape(entry.get("title", ""))}</i> [<code>{html.escape(key)}</code>]')
 
 
+CHAPTER_PAGES = {1: "01_specimen", 2: "02_importance", 3: "03_predictability", 4: "04_structure",
+                 5: "05_manipulation", 6: "06_recovery", 7: "07_growth", 8: "08_atlas", 9: "09_verdicts"}
+
+
+def heading_id(heading: str) -> str:
+    """The anchor Sphinx gives a section heading (docutils' ``make_id`` for ASCII text: lower case, every run of
+    other characters one hyphen; a leading number dropped with what follows it up to the first letter)."""
+    slug = re.sub(r"[^a-z0-9]+", "-", heading.lower()).strip("-")
+    return re.sub(r"^[^a-z]+", "", slug)
+
+
+def section_link(chapter: int | None, section: str) -> str:
+    """A chapter's section as a link from the guide (the chapter's title: the page's top)."""
+    if chapter is None:
+        return inline(section)
+    page = CHAPTER_PAGES[chapter]
+    title = section.startswith(f"{chapter}. ")
+    anchor = "" if title else f"#{heading_id(section)}"
+    words = "the opening" if title else f"'{html.escape(section)}'"
+    return f'<a href="{page}.html{anchor}">chapter {chapter}, {words}</a>'
+
+
 def session_title(number: int) -> str:
     return f"Session {number}: {_plan(number).title}"
 
@@ -91,8 +113,8 @@ def _groups_html(plan: SessionPlan) -> str:
     items = "".join(f"<li><b>{html.escape(name)}</b>: " + (", ".join(
         f"<code>{html.escape(k)} = {html.escape(repr(v))}</code>" for k, v in overrides.items())
         or "the chapter's defaults") + "</li>" for name, overrides in plan.groups.items())
-    note = f"<p>{inline(plan.group_note)}</p>" if plan.group_note else ""
-    return f"<ul>{items}</ul>{note}"
+    # the group note says what the groups will find: it belongs to the teacher's notes, not to the plan students see
+    return f"<ul>{items}</ul>"
 
 
 def _rubric_html(rubric) -> str:
@@ -122,7 +144,7 @@ def show_plan(number: int) -> HTML:
     return HTML(
         f'<div class="anatomy-session-plan"><p><b>Goals</b>: {inline(plan.goals)}</p>'
         f"<p><b>Introduced before the prediction</b> (no results shown): {inline(plan.introduce)}</p>"
-        f"<p><b>Pre-reading</b>: {inline(section)}; and {reading(key)}.</p>"
+        f"<p><b>Pre-reading</b>: {section_link(plan.chapter, section)}; and {reading(key)}.</p>"
         + table.data
         + f"<p><b>Predict before you run</b> (minutes {start} to {end}):</p><ol>{predictions}</ol>"
         f"<p><b>Groups</b>:</p>{_groups_html(plan)}"

@@ -315,3 +315,25 @@ def test_group_verdicts_put_two_stored_selections_of_text_side_by_side(real_spec
                                    modes=("neighbor_mean",), read_only=True)
     assert list(table.columns) == ["claim", "paper", "defaults", "seed 1"]
     assert len(table) == 6 and table[["defaults", "seed 1"]].notna().all().all()
+
+
+def test_every_pre_reading_is_a_section_of_its_chapter_that_does_not_show_results():
+    import json
+    import re
+
+    from anatomy_lib.seminar.sheets import CHAPTER_PAGES, heading_id, section_link
+
+    for number, plan in seminar.PLANS.items():
+        if plan.chapter is None:
+            continue
+        section = plan.reading[0]
+        notebook = json.loads((ROOT / "book" / f"{CHAPTER_PAGES[plan.chapter]}.ipynb").read_text())
+        headings = [line.lstrip("#").strip() for cell in notebook["cells"] if cell["cell_type"] == "markdown"
+                    for line in "".join(cell["source"]).splitlines() if line.startswith("#")]
+        assert section in headings, (number, section, headings)
+        # a pre-reading explains the method: never the findings, the claims table or the conclusions
+        assert not re.search(r"finds|Paper vs|conclude|Every claim", section), (number, section)
+        assert CHAPTER_PAGES[plan.chapter] in section_link(plan.chapter, section)
+    assert heading_id("The paper's protocol at a small budget: the models") == \
+        "the-paper-s-protocol-at-a-small-budget-the-models"
+    assert heading_id("3. Weight predictability") == "weight-predictability"
