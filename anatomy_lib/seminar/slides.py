@@ -236,7 +236,7 @@ html,body{margin:0;height:100%;background:#1d2330;font-family:system-ui,-apple-s
 .question{font-size:1.35em;font-weight:600;max-width:48em}
 .note{color:#5a6577}
 .figure{flex:1 1 auto;min-height:0;display:flex;justify-content:center;align-items:center}
-.figure img{max-width:100%;max-height:100%;object-fit:contain}
+.figure img{width:100%;height:100%;object-fit:contain}
 .table{flex:1 1 auto;min-height:0;overflow:auto}
 table{border-collapse:collapse;font-size:.72em}
 caption{caption-side:top;text-align:left;color:#5a6577;padding-bottom:.3em}
