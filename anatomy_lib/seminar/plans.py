@@ -341,7 +341,8 @@ PLANS: dict[int, SessionPlan] = {
                  "the chapter's FLOP convention; then say which depth you would grow it from.",
                  ((2, "FLOPs per token from the convention, then parameters from C = 6 N D-style reasoning"),
                   (2, "tokens per parameter and passes over the data stated"),
-                  (1, "a starting depth with a reason (the x4 factor or the frontier)"))),
+                  (1, "a starting depth with a reason (G_stack stacks its base four times over, or the "
+                      "frontier's best depth)"))),
         group_note="The two experiments ask the same question in two regimes: the small-budget study trains a "
                    "target far too large for its budget (a small fraction of a token per parameter), the frontier "
                    "one sized for it (20 tokens per parameter at C*). A verdict that changes between them is a "
