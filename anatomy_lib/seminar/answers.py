@@ -17,6 +17,7 @@ from ..core.lab import open_lab
 from ..core.specimens import GEMMA_SPECIMEN
 from ..exercises import specimen as specimen_exercises
 from ..exercises.structure import ar1_delta_correlation
+from ..growth import frontier_analysis, frontier_report
 from ..verdicts import CHAPTERS, book_claims, headline
 from .timing import chapter_runs
 
@@ -289,10 +290,22 @@ def answer_growth_vs_uniform(ev: Evidence) -> str:
     developmental = ev.claim(7, "developmental (the paper's arm)")
     gstack = ev.claim(7, "G_stack (a published operator)")
     small = ev.claim(7, "developmental vs uniform")
-    return ("At the compute-optimal size (the question's regime), compute to reach the loss of the target depth "
-            f"trained from the start: developmental, {said(developmental)}; G_stack, {said(gstack)} (a speed-up "
-            "below 1 means growing needed more compute). On the chapter's small budget, where the target is far "
-            f"too large for its budget: {said(small)}.")
+    tables = ev.tables(7)
+    found = tables.get("frontier")
+    opening = ""
+    if found is not None and not len(found.get("missing", ())):
+        target = f"depth{tables['frontier_params'].target_layers}"
+        speed = frontier_analysis.speedups(found["finals"], (1.0,), reference=target)
+        names = frontier_report.ARM_NAMES
+        ahead = [names.get(arm, arm) for arm in speed.loc[speed["ci_low"] > 1, "arm"]]
+        behind = [names.get(arm, arm) for arm in speed.loc[speed["ci_high"] < 1, "arm"]]
+        opening = (f"Yes for {', '.join(ahead)}. " if ahead else
+                   "No: no growing arm needs detectably less compute"
+                   + (f", and {', '.join(behind)} needs more. " if behind else ". "))
+    return (opening + "At the compute-optimal size (the question's regime), compute to reach the loss of the "
+            f"target depth trained from the start: developmental, {said(developmental)}; G_stack, {said(gstack)} "
+            "(a speed-up below 1 means growing needed more compute). On the chapter's small budget, where the "
+            f"target is far too large for its budget: {said(small)}.")
 
 
 def answer_shallow_wins(ev: Evidence) -> str:

@@ -198,7 +198,7 @@ PLANS: dict[int, SessionPlan] = {
         3, "Weight predictability", "In-sample against held-out fits; baselines any predictor must beat.",
         "Ridge regression; what R² measures (against the mean of the actual values) and why it can be negative; "
         "in-sample against held-out; a random projection of weights as features.",
-        ("The formulation", "hoerl1970ridge"),
+        ("3. Weight predictability and the R²-perplexity paradox", "hoerl1970ridge"),
         (Question("With one sample per layer pair and more features than samples, what in-sample R² will a randomly "
                   "initialised model reach?", "the in-sample against held-out R² figure", a.answer_random_in_sample),
          Question("Will ridge beat copying the previous layer on held-out layers?", "the fits table",

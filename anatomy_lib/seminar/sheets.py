@@ -110,9 +110,14 @@ def session_exercises(number: int) -> list:
 
 
 def _groups_html(plan: SessionPlan) -> str:
-    items = "".join(f"<li><b>{html.escape(name)}</b>: " + (", ".join(
-        f"<code>{html.escape(k)} = {html.escape(repr(v))}</code>" for k, v in overrides.items())
-        or "the chapter's defaults") + "</li>" for name, overrides in plan.groups.items())
+    def what(overrides: dict) -> str:
+        if overrides.get("experiment") == "frontier":  # not a parameter: the chapter's first section, stored
+            return "the chapter's first section, 'Growth where the question has an answer' (stored, no parameter)"
+        return ", ".join(f"<code>{html.escape(k)} = {html.escape(repr(v))}</code>" for k, v in overrides.items()) \
+            or "the chapter's defaults"
+
+    items = "".join(f"<li><b>{html.escape(name)}</b>: {what(overrides)}</li>"
+                    for name, overrides in plan.groups.items())
     # the group note says what the groups will find: it belongs to the teacher's notes, not to the plan students see
     return f"<ul>{items}</ul>"
 
