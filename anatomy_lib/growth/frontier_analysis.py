@@ -249,3 +249,22 @@ def baseline_check(finals: pd.DataFrame, baselines: pd.DataFrame, kinds: tuple[s
     return {"runs": len(trunks), "beat_bigram": int((trunks["final_val_loss"] < bigram).sum()),
             "beat_trigram": int((trunks["final_val_loss"] < trigram).sum()), "bigram": bigram, "trigram": trigram,
             "worst": float(trunks["final_val_loss"].max())}
+
+
+def regime_check(finals: pd.DataFrame, baselines: pd.DataFrame, target: str, seed: int = 0) -> dict:
+    """Whether a sweep (complete or not) is in the regime the experiment needs, read from one seed's trunks (the
+    first seed every arm runs, kept first): the best fixed depth at C* and how far the target trails it there
+    (positive: the target is not the best depth), and the budgets at which every kept run of that seed, growth
+    arms included, ends below the bigram table."""
+    trunks = trunk_finals(finals)
+    trunks = trunks[trunks["seed"] == seed]
+    at_c = trunks[(trunks["multiple"] == 1.0) & trunks["arm"].isin(fixed_depths(trunks))]
+    if not len(at_c) or target not in set(at_c["arm"]):
+        return {}
+    best = at_c.loc[at_c["final_val_loss"].idxmin()]
+    bigram = float(baselines.set_index("model")["val_loss"].loc["bigram"])
+    worst = trunks.groupby("multiple")["final_val_loss"].max()
+    return {"seed": seed, "arms": sorted(trunks["arm"].unique()), "best_depth": best["arm"],
+            "target_gap": float(at_c.set_index("arm").loc[target, "final_val_loss"] - best["final_val_loss"]),
+            "bigram": bigram, "below_bigram": [float(m) for m, loss in worst.items() if loss < bigram],
+            "above_bigram": [float(m) for m, loss in worst.items() if loss >= bigram]}

@@ -318,6 +318,34 @@ def scale_table(by_width: dict[int, dict[str, pd.DataFrame]]) -> pd.DataFrame:
     return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
 
 
+REGIME_GAP = 0.05  # nats per byte the target may trail the best depth at C* and still count as compute-optimal
+# (20 tokens per parameter is a rule of thumb; at width 48 the 4-layer model leads by +0.024 [-0.024, +0.072])
+
+
+def regime_sentence(tables: dict[str, pd.DataFrame], params) -> str | None:
+    """Whether a width's sweep is in the regime the question needs, read from its first seed's trunks as soon as
+    they are kept (``frontier_analysis.regime_check``): the target the best depth at C* (within ``REGIME_GAP``)
+    and every run below the bigram. A width outside it is said to be, with the numbers, so that no trend with size
+    is read from it; None until seed 0's trunks at C* are kept."""
+    target = f"depth{params.target_layers}"
+    check = fa.regime_check(tables["finals"], tables["baselines"], target)
+    if not check:
+        return None
+    arms = ", ".join(ARM_NAMES.get(a, _depth(a)) for a in check["arms"])
+    best = _depth(check["best_depth"])
+    lead = (f"the {best} model beats the {params.target_layers}-layer target at C* by {check['target_gap']:.3f} "
+            "nats per byte" if check["target_gap"] > 0 else f"the {params.target_layers}-layer target is the best "
+            "depth at C*")
+    above = check["above_bigram"]
+    bigram = (f"at {', '.join(f'{m:g}' for m in above)} x C* at least one run ends above the bigram "
+              f"({check['bigram']:.3f})" if above else f"every run ends below the bigram ({check['bigram']:.3f})")
+    out_of_regime = check["target_gap"] > REGIME_GAP or bool(above)
+    verdict = (f"so this width is outside the regime the question needs (the target within {REGIME_GAP} nats of "
+               "the best depth at C*, every run below the bigram), and no trend with size is read from it"
+               if out_of_regime else "so this width is in the regime the question needs")
+    return (f"Width {params.width}, seed {check['seed']} ({arms} kept): {lead}, and {bigram}; {verdict}.")
+
+
 def scale_findings(by_width: dict[int, dict[str, pd.DataFrame]], params_by_width: dict) -> list[str]:
     """The scale check in sentences: each width's size and progress; once two widths are complete, G_stack's and
     developmental's speed-up at C* side by side, and whether their ratio of log speed-ups says more or less."""
@@ -330,6 +358,9 @@ def scale_findings(by_width: dict[int, dict[str, pd.DataFrame]], params_by_width
             out.append(f"{size[0].upper()}{size[1:]}; sweep complete.")
         else:
             out.append(f"{size[0].upper()}{size[1:]}. " + progress_sentence(params, tables["missing"]))
+            regime = regime_sentence(tables, params)  # a complete sweep's findings say it with intervals
+            if regime:
+                out.append(regime)
     table = scale_table(by_width)
     widths = sorted(table["width"].unique()) if len(table) else []
     if len(widths) < 2:

@@ -33,6 +33,9 @@ def _finals(noise: float = 0.0, gain: float = 1.5, seeds: int = 3) -> pd.DataFra
     return pd.DataFrame(rows)
 
 
+BASELINES = pd.DataFrame({"model": ["unigram (add-one)", "bigram", "trigram"], "val_loss": [3.0, 2.4, 1.9]})
+
+
 def _crossing(a_deep, b_deep, a_shallow, b_shallow):
     # a_d + b_d x^-0.5 = a_s + b_s x^-0.5  ->  x = ((b_d - b_s) / (a_s - a_d))^2
     return ((b_deep - b_shallow) / (a_shallow - a_deep)) ** 2
@@ -169,11 +172,35 @@ def test_conclusions_and_the_scale_check_condition_on_their_numbers():
     summary = fr.speedup_summary(tables, params)
     assert list(summary["budget"]) == ["0.5 C*", "1 C*", "2 C*"]
     # one width complete, the other still running: no trend is read
-    running = {**tables, "missing": pd.DataFrame([{"job": 0, "kind": "trunk", "arm": "gstack"}])}
+    running = {**tables, "missing": pd.DataFrame([{"job": 0, "kind": "trunk", "arm": "gstack"}]),
+               "baselines": BASELINES}
     narrow = params.at_width(32)
     lines = fr.scale_findings({48: tables, 32: running}, {48: params, 32: narrow})
     assert "no trend with size is read" in lines[-1] and "--at-width 32" in lines[0]
+    assert "the 8-layer target is the best depth at C*" in lines[1] and "is in the regime" in lines[1]
     # two complete widths, the larger one with the larger speed-up: the sentence says which, and whether apart
     wide = {**tables, "finals": _finals(gain=2.5)}
     lines = fr.scale_findings({48: wide, 32: tables}, {48: params, 32: narrow})
     assert any("larger at the larger width" in line for line in lines)
+
+
+def test_a_width_out_of_regime_is_named_from_its_first_seed():
+    from anatomy_lib.growth import frontier_report as fr
+    from anatomy_lib.growth.frontier import FrontierParams
+
+    finals = _finals(seeds=1)
+    check = fa.regime_check(finals, BASELINES, "depth8")
+    assert check["best_depth"] == "depth8" and check["target_gap"] == 0 and not check["above_bigram"]
+    # the target 0.2 nats behind the 4-layer model at C*, and a growth arm above the bigram at C*/8
+    worse = finals.copy()
+    worse.loc[(worse["arm"] == "depth8") & (worse["multiple"] == 1.0), "final_val_loss"] += 0.2
+    worse.loc[(worse["arm"] == "gstack") & (worse["multiple"] == 0.125), "final_val_loss"] = 2.5
+    check = fa.regime_check(worse, BASELINES, "depth8")
+    assert check["best_depth"] == "depth4" and check["target_gap"] == pytest.approx(0.15)
+    assert check["above_bigram"] == [0.125] and check["below_bigram"] == [0.25, 0.5, 1.0, 2.0]
+    params = FrontierParams().at_width(32)
+    text = fr.regime_sentence({"finals": worse, "baselines": BASELINES}, params)
+    assert "the 4-layer model beats the 8-layer target at C* by 0.150" in text
+    assert "at 0.125 x C* at least one run ends above the bigram (2.400)" in text and "outside the regime" in text
+    # nothing at C* kept yet: no sentence
+    assert fr.regime_sentence({"finals": worse[worse["multiple"] < 1], "baselines": BASELINES}, params) is None
