@@ -60,6 +60,7 @@ from .recovery.analysis import (
     steps_label,
 )
 from .recovery.params import RecoveryParams
+from .recovery.power import PowerDesign, power_kept, power_progress, power_table, run_power
 from .recovery.sweep import merged, recovery
 from .structure.compute import StructureParams, structure, summarize
 
@@ -358,6 +359,34 @@ def cmd_growth_budgets(args) -> int:
     return 0
 
 
+def cmd_recovery_power(args) -> int:
+    lab = _lab(args)
+    base = params_from(args, RecoveryParams, base=lab.defaults(RecoveryParams)).resolved(lab)
+    design = params_from(args, PowerDesign)
+    print(f"{lab.specimen.name}, profile {lab.profile.name}: the powered recovery sweep, layers {list(base.layers)} "
+          f"x {design.seeds} noise seeds and a sham each, at learning rates {list(design.lrs)}, {design.steps} steps, "
+          f"{design.eval_blocks} evaluation blocks: {design.n_runs(base)} runs")
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    complete = run_power(lab, design, base, max_units=args.max_units)
+    kept = power_kept(lab, design, base)
+    print(power_progress(kept, design, base))
+    table = power_table(kept, n_boot=lab.profile.n_boot)
+    if len(table):
+        with pd.option_context("display.width", 200, "display.max_rows", 200):
+            print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    return 0 if complete or args.max_units is not None else 1
+
+
+def _power_args(parser: argparse.ArgumentParser) -> None:
+    add_params_options(parser, PowerDesign)
+    add_params_options(parser, RecoveryParams, skip=[f.name for f in fields(PowerDesign)] + [
+        "damage", "sigmas", "repeat_layers", "repeat_count", "sham_layers", "lr"])
+    parser.add_argument("--max-units", type=int, help="stop after this many more units (a layer and seed at every "
+                        "rate); the rest run on a later call")
+    parser.add_argument("--threads", type=int, help="torch threads (default: torch's choice)")
+
+
 def cmd_growth_frontier(args) -> int:
     params = params_from(args, FrontierParams, base=FrontierParams.for_profile(args.profile))
     if args.at_width:
@@ -504,6 +533,9 @@ COMMANDS = {
                    _params_args(ManipulationParams)),
     "recovery": (cmd_recovery, "damage a layer with noise, fine-tune, count the steps back (defaults: the "
                  "profile's sizes)", _recovery_args),
+    "recovery-power": (cmd_recovery_power, "chapter 6 with power: every layer of a recovery sweep with several "
+                       "noise seeds and its sham, on more evaluation blocks, at a grid of learning rates; resumable, "
+                       "shared by several workers", _power_args),
     "growth": (cmd_growth, "growth training arms at matched FLOPs, several seeds (trains its own small models)",
                _standalone_args(GrowthParams, checkpoints=True)),
     "growth-budgets": (cmd_growth_budgets, "uniform, shallow and G_stack at several budgets, one trajectory and a "

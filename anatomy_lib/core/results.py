@@ -201,8 +201,9 @@ class RunCheckpoints:
         return len(list(self.folder.glob("run-*.ckpt"))) if self.folder.is_dir() else 0
 
     def clear(self) -> None:
-        for path in self.folder.glob("run-*.ckpt"):
-            path.unlink()
+        """Remove the kept runs and their claim locks (called once the whole result is stored: no worker runs)."""
+        for path in [*self.folder.glob("run-*.ckpt"), *self.folder.glob("run-*.ckpt.lock")]:
+            path.unlink(missing_ok=True)
         if self.folder.is_dir() and not any(self.folder.iterdir()):
             self.folder.rmdir()
 

@@ -9,6 +9,8 @@
   paired intervals over blocks, per-layer summaries, the verdicts under every criterion, rank correlations with
   importance, the sham's drift
 - ``report``: in sentences and verdicts
+- ``power``: the powered sweep: every layer with several noise seeds and its sham, more evaluation blocks, a grid
+  of learning rates; run job by job by several workers, read part-way
 - ``figures``: recovery curves, and recovery against importance
 - ``explorers``: damage and fine-tune a layer live, or pick a stored layer in the published page
 
@@ -32,6 +34,17 @@ from .analysis import (
     steps_label,
 )
 from .params import DAMAGE_MODES, NOISE_TENSORS, QUICK_LAYERS, TRAINABLE_SETS, RecoveryParams
+from .power import (
+    POWER_LRS,
+    PowerDesign,
+    block_power,
+    block_power_sentence,
+    power_kept,
+    power_progress,
+    power_sensitivity,
+    power_table,
+    run_power,
+)
 from .report import PAPER, criterion_sensitivity, findings, main_protocol, paper_claims, show_table
 from .sweep import (
     RecoveryContext,

@@ -40,10 +40,12 @@ class RecoveryContext:
 
     @classmethod
     def build(cls, lab, params: RecoveryParams, layers=None) -> "RecoveryContext":
-        blocks = lab.blocks if params.eval_blocks in (0, None) else lab.blocks.subset(
-            min(params.eval_blocks, lab.blocks.n_blocks))
-        eval_lab = lab if blocks is lab.blocks else Lab(lab.specimen, lab.profile, blocks, lab.corpus_name,
-                                                        lab.progress)
+        if params.eval_blocks > lab.blocks.n_blocks:  # more than the profile's blocks: drawn from the same text
+            eval_lab = lab.with_blocks(params.eval_blocks)
+        else:
+            blocks = lab.blocks if params.eval_blocks in (0, None) else lab.blocks.subset(params.eval_blocks)
+            eval_lab = lab if blocks is lab.blocks else Lab(lab.specimen, lab.profile, blocks, lab.corpus_name,
+                                                            lab.progress)
         base = eval_lab.engine.baseline  # built from the intact model, before any damage
         if params.tolerance_nats is not None:
             tolerance = params.tolerance_nats
@@ -59,11 +61,13 @@ class RecoveryContext:
 
 
 def recovery_run(context: RecoveryContext, layer: int, kind: str, noise_seed: int, params: RecoveryParams,
-                 sigma: float | None = None, progress: bool = False, on_step=None) -> tuple[dict, pd.DataFrame]:
+                 sigma: float | None = None, progress: bool = False, on_step=None,
+                 matched: bool = False) -> tuple[dict, pd.DataFrame, pd.DataFrame]:
     """One run: damage ``layer`` (matched or given sigma; a sham has sigma 0), fine-tune, evaluate.
-    Returns (summary row, curve table). The model comes back bit for bit."""
+    Returns (summary row, curve table, per-block NLLs). The model comes back bit for bit. ``matched``: the given
+    sigma is the matched one, found before (one search serves a layer's runs at several learning rates)."""
     started = time.perf_counter()
-    protocol = "sham" if kind == "sham" else "matched" if sigma is None else "fixed"
+    protocol = "sham" if kind == "sham" else "matched" if sigma is None or matched else "fixed"
     lab = context.eval_lab
     adapter = lab.adapter
     adapter.check_layer(layer)
@@ -129,9 +133,9 @@ def recovery_sweep(context: RecoveryContext, params: RecoveryParams, progress: b
     done = gather([one(index, job) for index, job in
                    tqdm(shard(jobs, at), desc="recovery runs", disable=not progress or not at.main)], at)
     base = context.eval_lab.engine.baseline
-    return {"runs": pd.DataFrame([row for row, _, _ in done]),
-            "curves": pd.concat([curve for _, curve, _ in done], ignore_index=True),
-            "blocks": pd.concat([blocks for _, _, blocks in done], ignore_index=True),
+    return {"runs": pd.DataFrame([run[0] for run in done]),
+            "curves": pd.concat([run[1] for run in done], ignore_index=True),
+            "blocks": pd.concat([run[2] for run in done], ignore_index=True),
             "baseline": pd.DataFrame({"block": range(len(base.block_nll)),
                                       "nll": [float(x) for x in base.block_nll]})}
 

@@ -196,6 +196,13 @@ for (const name of pages) {
   });
   await page.goto("file://" + file, { waitUntil: "load" });
   await page.waitForTimeout(3000); // the widget manager renders after load
+  // on a busy machine it can take longer: wait (up to 30 s) until every explorer shows a control and an answer
+  await page.waitForFunction(({ controls, answer }) => {
+    const seen = new Function(`return (${controls})`)();
+    const shown = new Function(`return (${answer})`)();
+    return [...document.querySelectorAll(".anatomy-static")].every((e) => seen(e).length && shown(e));
+  }, { controls: visibleControls.toString(), answer: visibleAnswer.toString() }, { timeout: 30000 })
+    .catch(() => { /* judged below: an explorer without a control or an answer is reported there */ });
 
   // figures at (nearly) natural size; tables fit or scroll
   const layout = await page.evaluate(({ share, minText }) => {
@@ -309,7 +316,11 @@ for (const name of pages) {
       const before = await explorer.evaluate(visibleAnswer);
       const how = await move(page, explorer, kind, index);
       await page.waitForTimeout(400);
-      const after = await explorer.evaluate(visibleAnswer);
+      let after = await explorer.evaluate(visibleAnswer);
+      for (let waited = 400; after === before && waited < 5000; waited += 200) {  // a busy machine answers late
+        await page.waitForTimeout(200);
+        after = await explorer.evaluate(visibleAnswer);
+      }
       // the answer shown is the one for the choice made: a text answer names the chosen layer, mode or model
       const chosen = await explorer.evaluate((e, [kind, index]) => {
         if (kind === "slider") return e.querySelectorAll(".widget-readout")[index]?.innerText?.trim();

@@ -1,0 +1,256 @@
+"""Chapter 6 with the power to see recovery: the noise seed as the unit of replication, twice the evaluation
+blocks, a grid of learning rates and twice the paper's budget.
+
+The chapter's quick sweep (``sweep``) answers the paper at its own budget (200 steps), with one noise seed for most
+layers, 8 evaluation blocks and one learning rate. Its two noise seeds of L11 gave intervals further apart than
+the spread between layers, so an interval over blocks understates the uncertainty of a layer's recovery, and one
+rate cannot say whether "steps to recover" measures the layer or the optimiser. This design runs every layer of a
+sweep
+
+- with ``seeds`` noise seeds (the unit of replication: a layer is summarised over its seeds),
+- each layer with its sham (the same fine-tuning without noise),
+- on ``eval_blocks`` evaluation blocks (chapter 2's 16 at quick: ``block_power`` computes, from the quick sweep,
+  that the block-level uncertainty is already well under the spread between noise seeds),
+- at every learning rate of ``lrs``, for ``steps`` optimiser steps,
+
+with the damage matched once per (layer, noise seed) and shared by every rate. Each rate is one
+``RecoveryParams`` sweep (``PowerDesign.sweeps``) stored on its own, so the chapter reads each with the same
+analysis as the quick sweep. Runs are kept as they finish (``results.RunCheckpoints``), in the order of
+``PowerDesign.units`` (seed 0 and the shams first, so a partial result already holds the learning-rate grid), and
+several workers can share them (``locks.claimed``): ``python -m anatomy_lib recovery-power``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from ..core import rules as v
+from ..core.checks import positive_int, positive_number
+from ..core.locks import claimed
+from ..core.results import ResultStore
+from ..core.stats import t_interval
+from .analysis import MAIN_CRITERION, Criterion, judged_runs
+from .params import RecoveryParams
+from .report import paper_claims
+from .sweep import RecoveryContext, recovery_run
+from .training import matched_sigma
+
+POWER_LRS = (1e-4, 3e-4, 1e-3)
+
+
+@dataclass(frozen=True)
+class PowerDesign:
+    """What the powered sweep adds to a chapter-6 sweep (its layers, damage and optimiser otherwise kept)."""
+
+    lrs: tuple[float, ...] = field(default=POWER_LRS, metadata={"help": "learning rates, one sweep each"})
+    seeds: int = field(default=3, metadata={"help": "noise seeds per layer (the unit of replication)"})
+    steps: int = field(default=400, metadata={"help": "fine-tuning budget in optimiser steps"})
+    eval_blocks: int = field(default=16, metadata={
+        "help": "evaluation blocks (16: chapter 2's at quick; ``block_power`` shows the seeds, not the blocks, "
+                "limit a layer's interval)"})
+    early_evals: tuple[int, ...] = field(default=(10, 50), metadata={
+        "help": "evaluations before the regular ones ('almost at once' is within 10 steps)"})
+    eval_every: int = field(default=100, metadata={"help": "then every k steps"})
+
+    def __post_init__(self):
+        if not self.lrs:
+            raise ValueError("choose at least one learning rate (lrs)")
+        for lr in self.lrs:
+            positive_number(lr, "learning rate")
+        for name in ("seeds", "steps", "eval_blocks", "eval_every"):
+            positive_int(getattr(self, name), name)
+
+    def sweeps(self, base: RecoveryParams) -> list[RecoveryParams]:
+        """One matched-damage sweep per learning rate: every layer of ``base`` with ``seeds`` noise seeds and its
+        sham, no fixed-noise protocol beside it."""
+        return [replace(base, lr=lr, damage="matched", steps=self.steps, eval_blocks=self.eval_blocks,
+                        eval_every=self.eval_every, early_evals=self.early_evals, repeat_layers=base.layers,
+                        repeat_count=self.seeds, sham_layers=base.layers, sigmas=())
+                for lr in self.lrs]
+
+    def units(self, base: RecoveryParams) -> list[tuple[int, str, int]]:
+        """(layer, kind, noise seed) of every unit of work, each run at every rate: the first seed's damaged runs
+        and the shams first (the learning-rate grid at one seed), then each further seed."""
+        first = base.noise_seed
+        damaged = [(layer, "damaged", first + i) for i in range(self.seeds) for layer in base.layers]
+        shams = [(layer, "sham", first) for layer in base.layers]
+        return damaged[:len(base.layers)] + shams + damaged[len(base.layers):]
+
+    def n_runs(self, base: RecoveryParams) -> int:
+        return len(self.units(base)) * len(self.lrs)
+
+
+def _run_index(sweep: RecoveryParams, layer: int, kind: str, seed: int) -> int:
+    return [(run[0], run[1], run[2]) for run in sweep.runs()].index((layer, kind, seed))
+
+
+def run_power(lab, design: PowerDesign, base: RecoveryParams | None = None, max_units: int | None = None,
+              progress: bool = True, context: RecoveryContext | None = None) -> bool:
+    """Run every unit not kept yet (each rate's run kept as it finishes), then store each rate's whole sweep.
+    Returns whether every sweep is stored. ``max_units`` stops after that many new units (a session runs what its
+    time allows); another worker running the same command takes the units this one does not hold. ``context``:
+    the evaluation lab, pool and streams (default: built from ``lab`` for the first sweep, once there is work)."""
+    base = (base or lab.defaults(RecoveryParams)).resolved(lab)
+    sweeps = design.sweeps(base)
+    stores = [lab.checkpoints(sweep) for sweep in sweeps]
+    units = design.units(base)
+    stored = [_stored(lab, sweep) is not None for sweep in sweeps]  # a stored sweep has no run files left
+
+    def kept(k: int, index: int) -> bool:
+        return stored[k] or stores[k].path(index).is_file()
+
+    ran = 0
+    bar = tqdm(units, desc="recovery units (every rate)", disable=not progress)
+    for layer, kind, seed in bar:
+        indices = [_run_index(sweep, layer, kind, seed) for sweep in sweeps]
+        if all(kept(k, i) for k, i in enumerate(indices)):
+            continue
+        if max_units is not None and ran >= max_units:
+            break
+        claim = next(stores[k].path(i) for k, i in enumerate(indices) if not stored[k])
+        with claimed(claim) as mine:
+            if not mine:
+                continue
+            context = context or RecoveryContext.build(lab, sweeps[0])
+            bar.set_postfix_str(f"L{layer} {kind} seed {seed}")
+            sigma = 0.0 if kind == "sham" else matched_sigma(context.eval_lab, layer, base.target_nats, seed,
+                                                             base.noise_tensors, base.bisection_steps)[0]
+            baseline = pd.DataFrame({"block": range(len(context.eval_lab.engine.baseline.block_nll)),
+                                     "nll": [float(x) for x in context.eval_lab.engine.baseline.block_nll]})
+            for k, (sweep, store, index) in enumerate(zip(sweeps, stores, indices)):
+                if kept(k, index):
+                    continue
+                row, curve, blocks = recovery_run(context, layer, kind, seed, sweep, sigma, matched=kind != "sham")
+                store.save(index, (row, curve, blocks, baseline))
+        ran += 1
+    bar.close()
+    return all(_store_complete(lab, sweep, store) for sweep, store in zip(sweeps, stores))
+
+
+def _stored(lab, sweep: RecoveryParams) -> dict[str, pd.DataFrame] | None:
+    found = ResultStore().load(sweep.DIAGNOSTIC, lab.request(sweep))
+    return None if found is None else found[0]
+
+
+def _assembled(kept: list[tuple]) -> dict[str, pd.DataFrame]:
+    return {"runs": pd.DataFrame([run[0] for run in kept]),
+            "curves": pd.concat([run[1] for run in kept], ignore_index=True),
+            "blocks": pd.concat([run[2] for run in kept], ignore_index=True),
+            "baseline": kept[0][3]}
+
+
+def _store_complete(lab, sweep: RecoveryParams, store) -> bool:
+    """Store a rate's sweep once every run is kept (then its run files go); whether it is stored."""
+    if _stored(lab, sweep) is not None:
+        return True
+    kept = [store.load(i) for i in range(len(sweep.runs()))]
+    if any(run is None for run in kept):
+        return False
+    lab.stored(sweep, lambda: _assembled(kept))
+    store.clear()
+    return True
+
+
+def power_kept(lab, design: PowerDesign, base: RecoveryParams | None = None) -> dict[float, dict]:
+    """What the chapter shows, per learning rate: the stored sweep once complete, else the runs kept so far
+    (``missing``: how many runs are still to run). Never trains."""
+    base = (base or lab.defaults(RecoveryParams)).resolved(lab)
+    out = {}
+    for sweep in design.sweeps(base):
+        stored = _stored(lab, sweep)
+        if stored is not None:
+            out[sweep.lr] = {**stored, "missing": 0, "params": sweep}
+            continue
+        store = lab.checkpoints(sweep)
+        kept = [run for i in range(len(sweep.runs())) if (run := store.load(i)) is not None]
+        tables = _assembled(kept) if kept else {}
+        out[sweep.lr] = {**tables, "missing": len(sweep.runs()) - len(kept), "params": sweep}
+    return out
+
+
+def power_progress(kept: dict[float, dict], design: PowerDesign, base: RecoveryParams) -> str:
+    """Where the powered sweep stands, in one sentence."""
+    total = design.n_runs(base)
+    missing = sum(tables["missing"] for tables in kept.values())
+    if not missing:
+        return (f"The powered sweep is complete: {total} runs ({len(base.layers)} layers x {design.seeds} noise "
+                f"seeds and a sham each, at {len(design.lrs)} learning rates).")
+    seeds = {lr: sorted(tables["runs"]["noise_seed"].unique()) if "runs" in tables else []
+             for lr, tables in kept.items()}
+    per_rate = "; ".join(f"lr {lr:g}: {len(design.units(base)) - tables['missing']} of {len(design.units(base))}"
+                         for lr, tables in kept.items())
+    return (f"The powered sweep is still being computed: {total - missing} of {total} runs are kept ({per_rate}; "
+            f"noise seeds kept so far: {sorted({s for found in seeds.values() for s in found})}). What follows reads "
+            "the kept runs only: a layer's interval over noise seeds appears once it has two of them "
+            "(`python -m anatomy_lib recovery-power` resumes it).")
+
+
+def power_table(kept: dict[float, dict], criterion: Criterion = MAIN_CRITERION, n_boot: int = 2000,
+                seed: int = 0) -> pd.DataFrame:
+    """Per learning rate and layer: the share of the damage undone against the sham at the end of the budget,
+    its mean over the noise seeds kept with a t-interval over them (the seed is the unit), how many seeds
+    count as recovered by ``criterion`` and their median steps to recover, and the sham's own drift."""
+    rows = []
+    for lr, tables in kept.items():
+        if "runs" not in tables or not len(tables["runs"]):
+            continue
+        judged = judged_runs(tables, criterion, n_boot, seed)
+        curves = tables["curves"]
+        shams = curves[curves["kind"] == "sham"]
+        for layer, group in judged.groupby("layer"):
+            mean, low, high = t_interval(group["recovered_fraction"])
+            recovered = group["steps_to_recover"].dropna()
+            sham = shams[shams["layer"] == layer].sort_values("step")
+            rows.append({"lr": lr, "layer": int(layer), "seeds": len(group),
+                         "initial_excess_nll": float(group["initial_excess_nll"].mean()),
+                         "undone": mean, "undone_low": low, "undone_high": high,
+                         "recovered": f"{len(recovered)} of {len(group)}",
+                         "median_steps": float(np.median(recovered)) if len(recovered) else np.nan,
+                         "budget": int(tables["params"].steps),
+                         "sham_final_move_nll": float(sham["excess_nll"].iloc[-1]) if len(sham) else np.nan})
+    return pd.DataFrame(rows)
+
+
+def power_sensitivity(kept: dict[float, dict], importance: pd.DataFrame, paper_one_based: bool = False,
+                      book_lr: float = POWER_LRS[0]) -> pd.DataFrame:
+    """Every claim of ``report.paper_claims`` at each learning rate whose sweep is complete (the seeds, not the
+    blocks, carry each claim's share of runs): tidy, as ``core.rules.sensitivity`` gives it; empty until one rate
+    is complete. ``book_lr``: the quick sweep's rate, marked as the book's."""
+    complete = [lr for lr, tables in kept.items() if not tables["missing"]]
+    return v.sensitivity(lambda lr: paper_claims({**kept[lr], "importance": importance}, kept[lr]["params"],
+                                                 paper_one_based), complete, "learning rate", book_lr)
+
+
+def block_power(judged: pd.DataFrame, blocks_then: int, blocks_now: int, protocol: str = "matched") -> dict:
+    """How much more evaluation blocks would buy, from a sweep's judged runs (``analysis.judged_runs``) on
+    ``blocks_then`` blocks: the median half-width of a run's interval over blocks (share of the damage undone),
+    scaled to ``blocks_now`` blocks by the square root, against the spread between noise seeds of the same layer
+    (the pooled standard deviation over layers with two or more seeds). Where the block half-width is well under
+    the seed spread, a layer's interval over its seeds is set by the seeds: more seeds narrow it, more blocks do
+    not. Only the runs of ``protocol`` count (the fixed-noise protocol's runs are other damage, not seeds)."""
+    judged = judged[judged["protocol"] == protocol]
+    half = float(((judged["fraction_high"] - judged["fraction_low"]) / 2).median())
+    repeated = judged.groupby("layer").filter(lambda g: g["noise_seed"].nunique() >= 2)
+    groups = [g["recovered_fraction"].to_numpy() for _, g in repeated.groupby("layer")]
+    dof = sum(len(g) - 1 for g in groups)
+    seed_sd = float(np.sqrt(sum(((g - g.mean()) ** 2).sum() for g in groups) / dof)) if dof else np.nan
+    return {"half_width_then": half, "half_width_now": half * np.sqrt(blocks_then / blocks_now),
+            "seed_sd": seed_sd, "layers_with_seeds": len(groups), "blocks_then": blocks_then,
+            "blocks_now": blocks_now}
+
+
+def block_power_sentence(power: dict) -> str:
+    if not np.isfinite(power["seed_sd"]):
+        return (f"A run's interval over {power['blocks_then']} blocks has a median half-width of "
+                f"{power['half_width_then']:.0%} of the damage; no layer has two noise seeds to compare it with.")
+    ratio = power["seed_sd"] / power["half_width_now"]
+    return (f"Why {power['blocks_now']} evaluation blocks: in the sweep above a run's interval over "
+            f"{power['blocks_then']} blocks has a median half-width of {power['half_width_then']:.0%} of the damage "
+            f"undone, about {power['half_width_now']:.0%} at {power['blocks_now']} blocks, while noise seeds of the "
+            f"same layer differ with a standard deviation of {power['seed_sd']:.0%} (pooled over the "
+            f"{power['layers_with_seeds']} layers run with two seeds), {ratio:.1f} times that: "
+            + ("a layer's precision is set by its noise seeds, so the powered sweep adds seeds, not blocks."
+               if ratio >= 2 else "blocks and seeds both limit a layer's precision, so more of both would help."))

@@ -1,0 +1,65 @@
+"""The powered recovery sweep: its design (every layer at every rate, seeds as units, shams kept), one matched
+sigma per layer and seed shared by every rate, runs kept and resumed across workers, partial results read."""
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from conftest import state_hash, tiny_lab
+
+from anatomy_lib.recovery import RecoveryContext, RecoveryParams, streams_entering
+from anatomy_lib.recovery.power import PowerDesign, power_kept, power_progress, power_table, run_power
+
+BASE = RecoveryParams.for_profile("smoke", layers=(1, 3), sham_layers=(), repeat_layers=(), lr=1e-3,
+                                  bisection_steps=2)
+DESIGN = PowerDesign(lrs=(1e-3, 3e-3), seeds=2, steps=4, eval_blocks=4, early_evals=(1,), eval_every=2)
+
+
+def _context(spec, blocks):
+    lab = tiny_lab(spec, blocks)
+    pool = torch.from_numpy(np.random.default_rng(3).integers(0, 256, size=(8, 24)))
+    streams = streams_entering(spec.adapter, pool, range(spec.adapter.n_layers))
+    return lab, RecoveryContext(lab, pool, streams, tolerance=0.01, base_nll=lab.engine.baseline.mean_nll)
+
+
+def test_the_design_runs_every_layer_at_every_rate_with_its_seeds_and_sham():
+    sweeps = DESIGN.sweeps(BASE)
+    assert [s.lr for s in sweeps] == [1e-3, 3e-3]
+    for sweep in sweeps:
+        assert sweep.damage == "matched" and sweep.sigmas == () and sweep.steps == 4 and sweep.eval_blocks == 4
+        assert sorted((r[0], r[1], r[2]) for r in sweep.runs()) == sorted(DESIGN.units(BASE))
+    # the first seed and the shams first: a partial result holds the whole rate grid at one seed
+    assert DESIGN.units(BASE) == [(1, "damaged", 0), (3, "damaged", 0), (1, "sham", 0), (3, "sham", 0),
+                                  (1, "damaged", 1), (3, "damaged", 1)]
+    assert DESIGN.n_runs(BASE) == 12
+    with pytest.raises(ValueError, match="learning rate"):
+        PowerDesign(lrs=(1e-3, -1.0))
+    with pytest.raises(ValueError, match="seeds"):
+        PowerDesign(seeds=0)
+
+
+@pytest.mark.integration
+def test_a_powered_sweep_shares_the_damage_across_rates_resumes_and_is_read_part_way(tiny, tiny_blocks):
+    lab, context = _context(tiny, tiny_blocks)
+    before = state_hash(tiny.model)
+    # two units, then stop: the chapter reads what is kept, and says how much is missing
+    assert not run_power(lab, DESIGN, BASE, max_units=2, progress=False, context=context)
+    assert state_hash(tiny.model) == before
+    kept = power_kept(lab, DESIGN, BASE)
+    assert {lr: tables["missing"] for lr, tables in kept.items()} == {1e-3: 4, 3e-3: 4}
+    assert "4 of 12 runs are kept" in power_progress(kept, DESIGN, BASE.resolved(lab))
+    runs = pd.concat([kept[lr]["runs"].assign(lr=lr) for lr in kept])
+    sigmas = runs.groupby(["layer", "noise_seed"])["sigma"].nunique()
+    assert (sigmas == 1).all()  # one matched sigma per layer and seed, whatever the rate
+    assert (runs["protocol"] == "matched").all()
+    # a second call resumes: every run, then each rate's sweep stored and its run files gone
+    assert run_power(lab, DESIGN, BASE, progress=False, context=context)
+    assert state_hash(tiny.model) == before
+    kept = power_kept(lab, DESIGN, BASE)
+    assert all(tables["missing"] == 0 for tables in kept.values())
+    assert all(not lab.checkpoints(tables["params"]).folder.exists() for tables in kept.values())
+    assert "complete: 12 runs" in power_progress(kept, DESIGN, BASE.resolved(lab))
+    table = power_table(kept, n_boot=200)
+    assert set(table["lr"]) == {1e-3, 3e-3} and set(table["layer"]) == {1, 3} and (table["seeds"] == 2).all()
+    assert table["undone_low"].notna().all()  # two seeds: an interval over seeds
+    # the kept runs equal the stored ones, and nothing is trained when everything is stored
+    assert run_power(lab, DESIGN, BASE, progress=False, context=None)
