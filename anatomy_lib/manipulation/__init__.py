@@ -22,7 +22,17 @@ from .compute import (
     manipulation,
     strategy_heatmap,
 )
-from .report import PAPER, findings, paper_claims, show_table
+from .report import (
+    PAPER,
+    THRESHOLD_GRID,
+    THRESHOLD_WORDS,
+    Thresholds,
+    findings,
+    paper_claims,
+    show_table,
+    threshold_label,
+    threshold_sensitivity,
+)
 from .strategies import DEFAULT_ALPHAS, SCOPES, SIDES, STRATEGIES, Manipulation, apply, low_rank, measure, neighbour_of
 
 Params = ManipulationParams

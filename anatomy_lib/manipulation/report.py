@@ -1,5 +1,7 @@
-"""Chapter 5 in sentences and verdicts."""
+"""Chapter 5 in sentences and verdicts, and how the verdicts move with the cuts the paper leaves unsaid."""
 from __future__ import annotations
+
+from dataclasses import dataclass, replace
 
 import pandas as pd
 
@@ -24,9 +26,43 @@ def _fact_rate(row) -> str:
 EXPERIMENT = "the connective layers compressed five ways"  # the one experiment behind chapter 5's rows
 
 
-def paper_claims(tables: dict[str, pd.DataFrame], params=None):
+@dataclass(frozen=True)
+class Thresholds:
+    """The cuts chapter 5's verdicts turn on; the paper states none of them (``threshold_sensitivity`` tries each
+    over ``THRESHOLD_GRID``)."""
+
+    loss_share: float = 0.5  # "destroys coherence": a loss of facts of at least this share of the intact rate
+    repetition_rise: float = 0.2  # "keeps coherence": the repetition rate rises by at most this much
+    huge_pct: float = 1e6  # "millions of percent": the interval's lower end at least this
+
+
+THRESHOLD_GRID = {"loss_share": (0.25, 0.5, 0.75), "repetition_rise": (0.1, 0.2, 0.3),
+                  "huge_pct": (1e5, 1e6, 1e7)}
+THRESHOLD_WORDS = {"loss_share": "a destroying loss of at least", "repetition_rise": "repetition rising at most",
+                   "huge_pct": "'millions' from"}
+
+
+def threshold_label(parameter: str, value: float) -> str:
+    if parameter == "loss_share":
+        return f"{value:.0%} of the intact rate"
+    return f"+{value:g}" if parameter == "repetition_rise" else f"+{value:,.0f}%"
+
+
+def threshold_sensitivity(tables: dict[str, pd.DataFrame], params=None, thresholds: Thresholds = Thresholds(),
+                          grid: dict[str, tuple] | None = None) -> pd.DataFrame:
+    """Every claim of ``paper_claims`` as each threshold of ``Thresholds`` moves over ``grid`` (default
+    ``THRESHOLD_GRID``) with the others at ``thresholds``: tidy, as ``core.rules.sensitivity`` gives it. The same
+    continuations are re-judged; nothing is recomputed."""
+    parts = [v.sensitivity(lambda value, name=name: paper_claims(tables, params, replace(thresholds, **{name: value})),
+                           values, name, getattr(thresholds, name))
+             for name, values in (grid or THRESHOLD_GRID).items()]
+    return pd.concat(parts, ignore_index=True)
+
+
+def paper_claims(tables: dict[str, pd.DataFrame], params=None, thresholds: Thresholds = Thresholds()):
     """Only scaling (alpha = 0.9, +49%) keeps coherence; zero / clone / mix destroy it ("millions of percent").
-    Coherence is judged on the fact rate's paired change against the intact model, with its interval."""
+    Coherence is judged on the fact rate's paired change against the intact model, with its interval; the cuts
+    the paper leaves unsaid are ``thresholds``."""
     comp = tables["compression"]
     intact = comp[comp["strategy"] == "intact"].iloc[0]
     if (comp["strategy"] == "intact").all():
@@ -41,17 +77,19 @@ def paper_claims(tables: dict[str, pd.DataFrame], params=None):
                               v.number(PAPER["scale_change_pct"], row.change_pct, row.ci_low, row.ci_high),
                               "agreement within a factor of two, same sign", "number", kind=v.MAGNITUDE))
         kept = row.fact_change_low <= 0 <= row.fact_change_high or row.fact_change_low > 0
-        kept = kept and row.empty_share == 0 and row.repetition_rate <= intact.repetition_rate + 0.2
+        kept = kept and row.empty_share == 0 and row.repetition_rate <= intact.repetition_rate + \
+            thresholds.repetition_rise
         # "keeps" needs power too: an interval that still allows losing half the intact facts cannot say it
-        large_loss = intact.fact_rate / 2
+        large_loss = intact.fact_rate * thresholds.loss_share
         told = row.fact_change_low > -large_loss
         claims.append(v.Claim(f"scale alpha={PAPER['alpha']} keeps generation coherent", "yes",
                               f"{_fact_rate(row)} (intact {intact.fact_rate:.0%}); change "
                               f"{row.fact_change:+.0%} [{row.fact_change_low:+.0%}, {row.fact_change_high:+.0%}]",
                               v.qualitative(bool(kept)) if told or not kept else v.INCONCLUSIVE,
                               "coherent: no loss of facts established (paired interval reaches zero), no empty "
-                              "continuation, repetition at most +0.2 over intact; inconclusive where the interval "
-                              f"still allows a loss of half the intact rate ({large_loss:.0%})", "qualitative"))
+                              f"continuation, repetition at most +{thresholds.repetition_rise:g} over intact; "
+                              "inconclusive where the interval still allows a loss of "
+                              f"{thresholds.loss_share:.0%} of the intact rate ({large_loss:.0%})", "qualitative"))
     for strategy in ("zero", "clone", "mix", "lowrank_mix"):
         rows = comp[comp["strategy"] == strategy]
         if rows.empty:
@@ -61,17 +99,18 @@ def paper_claims(tables: dict[str, pd.DataFrame], params=None):
                               f"{_fact_rate(row)}; change {row.fact_change:+.0%} [{row.fact_change_low:+.0%}, "
                               f"{row.fact_change_high:+.0%}]; perplexity {row.change_pct:+,.0f}%",
                               v.comparison(row.fact_change, row.fact_change_low, row.fact_change_high,
-                                           paper_direction=-1, paper_size=intact.fact_rate / 2),
-                              "a loss of facts whose paired interval excludes zero, of at least half the intact "
-                              "rate", "comparison"))
+                                           paper_direction=-1, paper_size=intact.fact_rate * thresholds.loss_share),
+                              "a loss of facts whose paired interval excludes zero, at least half of a claimed "
+                              f"loss of {thresholds.loss_share:.0%} of the intact rate (under half: partly)",
+                              "comparison"))
     others = comp[comp["strategy"].isin(["zero", "clone", "mix", "lowrank_mix"])]
     if not others.empty:
-        huge = others[others["ci_low"] >= 1e6]
+        huge = others[others["ci_low"] >= thresholds.huge_pct]
         claims.append(v.Claim("the other strategies cost millions of percent", "yes",
                               "; ".join(f"{r.strategy} {r.change_pct:+,.0f}%" for r in others.itertuples()),
                               v.share(len(huge), len(others)),
-                              "a strategy counts when its interval's lower end is at least +1,000,000%", "share",
-                              kind=v.MAGNITUDE))
+                              "a strategy counts when its interval's lower end is at least "
+                              f"+{thresholds.huge_pct:,.0f}%", "share", kind=v.MAGNITUDE))
     return v.in_experiment(EXPERIMENT, claims)
 
 

@@ -168,3 +168,41 @@ def test_a_specimen_without_connective_tissue_has_nothing_to_compress():
     claims = paper_claims({"compression": intact, "heatmap": pd.DataFrame()})
     assert len(claims) == 7 and {c.verdict for c in claims} == {NOT_COMPARABLE}
     assert any("nothing to compress" in s for s in findings({"compression": intact, "heatmap": pd.DataFrame()}))
+
+
+def test_the_unstated_cuts_move_the_verdicts_they_should_and_only_those():
+    """A mix that loses 20 of the intact 60 points of facts destroys coherence at a claimed loss of a quarter or a
+    half of the intact rate, only partly at three quarters (under half the claimed size); zero at +2e6% counts as
+    millions from +1e5% and +1e6%, not from +1e7%."""
+    import pandas as pd
+
+    from anatomy_lib.core import rules
+    from anatomy_lib.manipulation import Thresholds, paper_claims, threshold_sensitivity
+
+    def row(strategy, label, alpha, change, low, high, fact, fact_low, fact_high, repetition=0.1):
+        return {"strategy": strategy, "label": label, "alpha": alpha, "change_pct": change, "ci_low": low,
+                "ci_high": high, "facts_correct": round(fact * 20), "facts_total": 20, "fact_rate": fact,
+                "fact_rate_low": fact - 0.1, "fact_rate_high": fact + 0.1, "fact_change": fact - 0.6,
+                "fact_change_low": fact_low, "fact_change_high": fact_high, "empty_share": 0.0,
+                "repetition_rate": repetition}
+
+    comp = pd.DataFrame([row("intact", "intact", 1.0, 0.0, 0.0, 0.0, 0.6, 0.0, 0.0),
+                         row("scale", "scale (writers)", 0.9, 40.0, 30.0, 50.0, 0.55, -0.15, 0.05, repetition=0.35),
+                         row("mix", "mix", 1.0, 5e4, 4e4, 6e4, 0.4, -0.35, -0.05),
+                         row("zero", "zero", 1.0, 2e6, 1.5e6, 2.5e6, 0.0, -0.75, -0.45)])
+    tables = {"compression": comp, "heatmap": pd.DataFrame()}
+    table = threshold_sensitivity(tables)
+    mix = table[(table["claim"] == "mix on the connective layers destroys coherence")
+                & (table["parameter"] == "loss_share")].set_index("value")["verdict"]
+    assert mix[0.25] == mix[0.5] == rules.REPRODUCED and mix[0.75] == rules.PARTLY
+    huge = table[(table["claim"] == "the other strategies cost millions of percent")
+                 & (table["parameter"] == "huge_pct")].set_index("value")["verdict"]
+    assert huge[1e5] == huge[1e6] and huge[1e7] != huge[1e6]
+    # repetition up by 0.25: coherent only when the cut allows a rise of 0.3
+    keeps = table[(table["claim"] == "scale alpha=0.9 keeps generation coherent")
+                  & (table["parameter"] == "repetition_rise")].set_index("value")["verdict"]
+    assert keeps[0.3] != keeps[0.2] == keeps[0.1]
+    # each claim's rule states the cut it was judged with
+    claims = paper_claims(tables, None, Thresholds(loss_share=0.75))
+    assert any("a claimed loss of 75% of the intact rate" in c.note for c in claims)
+    assert table["default"].sum() == len(paper_claims(tables)) * 3
