@@ -71,7 +71,7 @@ def progress_sentence(params, missing: pd.DataFrame) -> str:
     total = jobs["kind"].value_counts()
     left = missing["kind"].value_counts() if len(missing) else pd.Series(dtype=int)
     parts = ", ".join(f"{total[k] - left.get(k, 0)} of {total[k]} {KIND_NAMES.get(k, k)}" for k in total.index)
-    return (f"The compute-optimal sweep is still being computed: {len(jobs) - len(missing)} of {len(jobs)} jobs are "
+    return (f"The compute-optimal sweep is incomplete: {len(jobs) - len(missing)} of {len(jobs)} jobs are "
             f"kept ({parts}; {params.work():.3g} training FLOPs in all). The frontier, the speed-ups and the "
             "verdicts of this section are read only from the complete sweep (`python -m anatomy_lib growth-frontier"
             + ("" if params.width == type(params)().width else f" --at-width {params.width}") + "` resumes it).")

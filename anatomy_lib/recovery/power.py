@@ -182,8 +182,10 @@ def power_progress(kept: dict[float, dict], design: PowerDesign, base: RecoveryP
              for lr, tables in kept.items()}
     per_rate = "; ".join(f"lr {lr:g}: {len(design.units(base)) - tables['missing']} of {len(design.units(base))}"
                          for lr, tables in kept.items())
-    return (f"The powered sweep is still being computed: {total - missing} of {total} runs are kept ({per_rate}; "
-            f"noise seeds kept so far: {sorted({s for found in seeds.values() for s in found})}). What follows reads "
+    found = sorted({int(s) for kept_seeds in seeds.values() for s in kept_seeds})
+    seeds_text = ("noise seeds kept so far: " + ", ".join(map(str, found))) if found else "no run kept yet"
+    return (f"The powered sweep is incomplete: {total - missing} of {total} runs are kept ({per_rate}; "
+            f"{seeds_text}). What follows reads "
             "the kept runs only: a layer's interval over noise seeds appears once it has two of them "
             "(`python -m anatomy_lib recovery-power` resumes it).")
 

@@ -146,7 +146,7 @@ def test_a_partial_sweep_says_where_it_stands_and_reads_no_frontier_from_it():
     fewer = dict(tables, finals=finals.iloc[:3], missing=jobs.iloc[3:])
     assert "Best learning rate" not in " ".join(findings_so_far(fewer, params))
     nothing_kept = progress_sentence(params, jobs)
-    assert nothing_kept.startswith(f"The compute-optimal sweep is still being computed: 0 of {n_jobs}")
+    assert nothing_kept.startswith(f"The compute-optimal sweep is incomplete: 0 of {n_jobs}")
 
 
 def test_speedups_against_one_depth_read_that_depths_own_loss():
