@@ -72,12 +72,14 @@ class PowerDesign:
                 for lr in self.lrs]
 
     def units(self, base: RecoveryParams) -> list[tuple[int, str, int]]:
-        """(layer, kind, noise seed) of every unit of work, each run at every rate: the first seed's damaged runs
-        and the shams first (the learning-rate grid at one seed), then each further seed."""
+        """(layer, kind, noise seed) of every unit of work, each run at every rate: each layer's first seed beside
+        its sham (a partial result holds judged pairs and the whole learning-rate grid), the deepest layer first
+        (a run costs in proportion to the layers from the damaged one up, so most pairs are kept soonest), then
+        each further seed."""
         first = base.noise_seed
-        damaged = [(layer, "damaged", first + i) for i in range(self.seeds) for layer in base.layers]
-        shams = [(layer, "sham", first) for layer in base.layers]
-        return damaged[:len(base.layers)] + shams + damaged[len(base.layers):]
+        layers = sorted(base.layers, reverse=True)
+        pairs = [(layer, kind, first) for layer in layers for kind in ("damaged", "sham")]
+        return pairs + [(layer, "damaged", first + i) for i in range(1, self.seeds) for layer in layers]
 
     def n_runs(self, base: RecoveryParams) -> int:
         return len(self.units(base)) * len(self.lrs)
@@ -200,6 +202,8 @@ def power_table(kept: dict[float, dict], criterion: Criterion = MAIN_CRITERION, 
         if "runs" not in tables or not len(tables["runs"]):
             continue
         judged = judged_runs(tables, criterion, n_boot, seed)
+        if not len(judged):  # no damaged run kept beside its sham yet
+            continue
         curves = tables["curves"]
         shams = curves[curves["kind"] == "sham"]
         for layer, group in judged.groupby("layer"):

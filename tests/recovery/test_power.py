@@ -27,9 +27,9 @@ def test_the_design_runs_every_layer_at_every_rate_with_its_seeds_and_sham():
     for sweep in sweeps:
         assert sweep.damage == "matched" and sweep.sigmas == () and sweep.steps == 4 and sweep.eval_blocks == 4
         assert sorted((r[0], r[1], r[2]) for r in sweep.runs()) == sorted(DESIGN.units(BASE))
-    # the first seed and the shams first: a partial result holds the whole rate grid at one seed
-    assert DESIGN.units(BASE) == [(1, "damaged", 0), (3, "damaged", 0), (1, "sham", 0), (3, "sham", 0),
-                                  (1, "damaged", 1), (3, "damaged", 1)]
+    # each layer's first seed beside its sham, the deepest (cheapest) first: a partial result holds judged pairs
+    assert DESIGN.units(BASE) == [(3, "damaged", 0), (3, "sham", 0), (1, "damaged", 0), (1, "sham", 0),
+                                  (3, "damaged", 1), (1, "damaged", 1)]
     assert DESIGN.n_runs(BASE) == 12
     with pytest.raises(ValueError, match="learning rate"):
         PowerDesign(lrs=(1e-3, -1.0))
@@ -46,11 +46,17 @@ def test_a_powered_sweep_shares_the_damage_across_rates_resumes_and_is_read_part
     assert state_hash(tiny.model) == before
     kept = power_kept(lab, DESIGN, BASE)
     assert {lr: tables["missing"] for lr, tables in kept.items()} == {1e-3: 4, 3e-3: 4}
+    partial = power_table(kept, n_boot=200)  # layer 3's damaged run and its sham: judged, one seed, no interval
+    assert list(partial["layer"]) == [3, 3] and partial["undone_low"].isna().all()
+    only_damaged = {lr: {**tables, "runs": tables["runs"][tables["runs"]["kind"] == "damaged"],
+                         "blocks": tables["blocks"][tables["blocks"]["kind"] == "damaged"]}
+                    for lr, tables in kept.items()}
+    assert power_table(only_damaged, n_boot=200).empty  # no sham kept beside it: nothing judged yet
     assert "4 of 12 runs are kept" in power_progress(kept, DESIGN, BASE.resolved(lab))
     runs = pd.concat([kept[lr]["runs"].assign(lr=lr) for lr in kept])
-    sigmas = runs.groupby(["layer", "noise_seed"])["sigma"].nunique()
-    assert (sigmas == 1).all()  # one matched sigma per layer and seed, whatever the rate
-    assert (runs["protocol"] == "matched").all()
+    damaged = runs[runs["kind"] == "damaged"]
+    assert (damaged.groupby(["layer", "noise_seed"])["sigma"].nunique() == 1).all()  # one sigma, every rate
+    assert (damaged["protocol"] == "matched").all() and (runs[runs["kind"] == "sham"]["sigma"] == 0).all()
     # a second call resumes: every run, then each rate's sweep stored and its run files gone
     assert run_power(lab, DESIGN, BASE, progress=False, context=context)
     assert state_hash(tiny.model) == before
