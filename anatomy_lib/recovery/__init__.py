@@ -43,7 +43,9 @@ from .power import (
     power_progress,
     power_sensitivity,
     power_table,
+    rate_and_budget_label,
     run_power,
+    truncated,
 )
 from .report import PAPER, criterion_sensitivity, findings, main_protocol, paper_claims, show_table
 from .sweep import (

@@ -34,7 +34,7 @@ from ..core.results import ResultStore
 from ..core.stats import t_interval
 from .analysis import MAIN_CRITERION, Criterion, judged_runs
 from .params import RecoveryParams
-from .report import paper_claims
+from .report import PAPER, paper_claims
 from .sweep import RecoveryContext, recovery_run
 from .training import matched_sigma
 
@@ -220,14 +220,41 @@ def power_table(kept: dict[float, dict], criterion: Criterion = MAIN_CRITERION, 
     return pd.DataFrame(rows)
 
 
+def truncated(tables: dict, steps: int) -> dict:
+    """A sweep's tables as if its budget had been ``steps``: the evaluations after it dropped (the runs are the
+    same up to it), so the paper's 200-step budget is read from a longer sweep without retraining."""
+    out = {**tables, "curves": tables["curves"][tables["curves"]["step"] <= steps],
+           "blocks": tables["blocks"][tables["blocks"]["step"] <= steps],
+           "runs": tables["runs"].assign(budget=steps)}
+    if "params" in tables:
+        out["params"] = replace(tables["params"], steps=steps)
+    return out
+
+
 def power_sensitivity(kept: dict[float, dict], importance: pd.DataFrame, paper_one_based: bool = False,
-                      book_lr: float = POWER_LRS[0]) -> pd.DataFrame:
-    """Every claim of ``report.paper_claims`` at each learning rate whose sweep is complete (the seeds, not the
-    blocks, carry each claim's share of runs): tidy, as ``core.rules.sensitivity`` gives it; empty until one rate
-    is complete. ``book_lr``: the quick sweep's rate, marked as the book's."""
+                      book_lr: float = POWER_LRS[0], budgets: tuple[int, ...] = (PAPER["budget_steps"],)
+                      ) -> pd.DataFrame:
+    """Every claim of ``report.paper_claims`` at each learning rate whose sweep is complete, at its whole budget
+    and read at each of ``budgets`` (the paper's 200 steps by default; evaluations past it dropped): the seeds,
+    not the blocks, carry each claim's share of runs. Tidy, as ``core.rules.sensitivity`` gives it, one parameter
+    "rate and budget" whose values are (rate, steps); empty until one rate is complete. ``book_lr`` at the
+    paper's budget is marked as the book's. A claim that names its budget is named "within the budget"."""
     complete = [lr for lr, tables in kept.items() if not tables["missing"]]
-    return v.sensitivity(lambda lr: paper_claims({**kept[lr], "importance": importance}, kept[lr]["params"],
-                                                 paper_one_based), complete, "learning rate", book_lr)
+    grid = [(lr, steps) for lr in complete
+            for steps in sorted({*budgets, int(kept[lr]["params"].steps)}) if steps <= kept[lr]["params"].steps]
+
+    def claims_at(value):
+        lr, steps = value
+        tables = truncated({**kept[lr], "importance": importance}, steps)
+        return [replace(c, claim=c.claim.replace(f"within {steps} steps", "within the budget"))
+                for c in paper_claims(tables, tables["params"], paper_one_based)]
+
+    return v.sensitivity(claims_at, grid, "rate and budget", (book_lr, PAPER["budget_steps"]))
+
+
+def rate_and_budget_label(value) -> str:
+    lr, steps = value
+    return f"lr {lr:g}, {steps} steps"
 
 
 def block_power(judged: pd.DataFrame, blocks_then: int, blocks_now: int, protocol: str = "matched") -> dict:

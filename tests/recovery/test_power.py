@@ -4,10 +4,18 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from conftest import state_hash, tiny_lab
+from conftest import state_hash, tiny_lab, tiny_specimen
 
 from anatomy_lib.recovery import RecoveryContext, RecoveryParams, streams_entering
-from anatomy_lib.recovery.power import PowerDesign, power_kept, power_progress, power_table, run_power
+from anatomy_lib.recovery.power import (
+    PowerDesign,
+    power_kept,
+    power_progress,
+    power_sensitivity,
+    power_table,
+    run_power,
+    truncated,
+)
 
 BASE = RecoveryParams.for_profile("smoke", layers=(1, 3), sham_layers=(), repeat_layers=(), lr=1e-3,
                                   bisection_steps=2)
@@ -67,5 +75,25 @@ def test_a_powered_sweep_shares_the_damage_across_rates_resumes_and_is_read_part
     table = power_table(kept, n_boot=200)
     assert set(table["lr"]) == {1e-3, 3e-3} and set(table["layer"]) == {1, 3} and (table["seeds"] == 2).all()
     assert table["undone_low"].notna().all()  # two seeds: an interval over seeds
-    # the kept runs equal the stored ones, and nothing is trained when everything is stored
+    # nothing is trained when everything is stored
     assert run_power(lab, DESIGN, BASE, progress=False, context=None)
+
+
+@pytest.mark.integration
+def test_the_claims_are_read_at_every_rate_and_at_an_earlier_budget(tiny_blocks):
+    """One family (the judging is family-blind; the runs are tested per family above)."""
+    tiny = tiny_specimen("llama", n_layers=5, seed=1)
+    lab, context = _context(tiny, tiny_blocks)
+    assert run_power(lab, DESIGN, BASE, progress=False, context=context)
+    kept = power_kept(lab, DESIGN, BASE)
+    # the claims at every rate, at the whole budget and read at an earlier one (evaluations after it dropped)
+    importance = pd.DataFrame({"layer": range(5), "change_pct": [500.0, 20.0, 5.0, 40.0, 300.0],
+                               "class": ["input processor", "connective tissue", "connective tissue",
+                                         "important (middle)", "output processor"]})
+    short = truncated(kept[1e-3], 2)
+    assert short["curves"]["step"].max() == 2 and (short["runs"]["budget"] == 2).all() and short["params"].steps == 2
+    grid = power_sensitivity(kept, importance, budgets=(2,))
+    assert set(grid["value"]) == {(1e-3, 2), (1e-3, 4), (3e-3, 2), (3e-3, 4)}
+    assert not grid["claim"].str.contains(r"within \d+ steps").any()
+    running = {lr: {**tables, "missing": 1} for lr, tables in kept.items()}
+    assert power_sensitivity(running, importance).empty  # a rate not complete is left out
