@@ -187,9 +187,10 @@ class RunCheckpoints:
     def load(self, index: int):
         """Run ``index`` as (row, table, ...) if it finished before, else None."""
         path = self.path(index)
-        if not path.is_file():
+        try:
+            saved = json.loads(path.read_text())
+        except FileNotFoundError:  # never kept, or cleared by another worker once the whole result was stored
             return None
-        saved = json.loads(path.read_text())
         return (saved["row"], *(pd.read_json(io.StringIO(t), orient="split") for t in saved["tables"]))
 
     def save(self, index: int, run: tuple) -> None:
@@ -201,8 +202,9 @@ class RunCheckpoints:
         return len(list(self.folder.glob("run-*.ckpt"))) if self.folder.is_dir() else 0
 
     def clear(self) -> None:
-        """Remove the kept runs and their claim locks (called once the whole result is stored: no worker runs)."""
-        for path in [*self.folder.glob("run-*.ckpt"), *self.folder.glob("run-*.ckpt.lock")]:
+        """Remove the kept runs once the whole result is stored (a lock file stays: another worker may hold it, and
+        removing it would let a third take a different lock; ``locks.exclusive``)."""
+        for path in self.folder.glob("run-*.ckpt"):
             path.unlink(missing_ok=True)
         if self.folder.is_dir() and not any(self.folder.iterdir()):
             self.folder.rmdir()

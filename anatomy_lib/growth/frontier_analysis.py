@@ -251,15 +251,16 @@ def baseline_check(finals: pd.DataFrame, baselines: pd.DataFrame, kinds: tuple[s
             "worst": float(trunks["final_val_loss"].max())}
 
 
-def regime_check(finals: pd.DataFrame, baselines: pd.DataFrame, target: str, seed: int = 0) -> dict:
+def regime_check(finals: pd.DataFrame, baselines: pd.DataFrame, target: str, depths: list[str],
+                 seed: int = 0) -> dict:
     """Whether a sweep (complete or not) is in the regime the experiment needs, read from one seed's trunks (the
     first seed every arm runs, kept first): the best fixed depth at C* and how far the target trails it there
     (positive: the target is not the best depth), and the budgets at which every kept run of that seed, growth
-    arms included, ends below the bigram table."""
+    arms included, ends below the bigram table. Empty until every fixed depth of ``depths`` is kept at C*."""
     trunks = trunk_finals(finals)
     trunks = trunks[trunks["seed"] == seed]
-    at_c = trunks[(trunks["multiple"] == 1.0) & trunks["arm"].isin(fixed_depths(trunks))]
-    if not len(at_c) or target not in set(at_c["arm"]):
+    at_c = trunks[(trunks["multiple"] == 1.0) & trunks["arm"].isin(depths)]
+    if not set(depths) <= set(at_c["arm"]) or target not in depths:
         return {}
     best = at_c.loc[at_c["final_val_loss"].idxmin()]
     bigram = float(baselines.set_index("model")["val_loss"].loc["bigram"])

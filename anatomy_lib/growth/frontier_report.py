@@ -328,7 +328,7 @@ def regime_sentence(tables: dict[str, pd.DataFrame], params) -> str | None:
     and every run below the bigram. A width outside it is said to be, with the numbers, so that no trend with size
     is read from it; None until seed 0's trunks at C* are kept."""
     target = f"depth{params.target_layers}"
-    check = fa.regime_check(tables["finals"], tables["baselines"], target)
+    check = fa.regime_check(tables["finals"], tables["baselines"], target, [f"depth{d}" for d in params.depths])
     if not check:
         return None
     arms = ", ".join(ARM_NAMES.get(a, _depth(a)) for a in check["arms"])
@@ -343,7 +343,8 @@ def regime_sentence(tables: dict[str, pd.DataFrame], params) -> str | None:
     verdict = (f"so this width is outside the regime the question needs (the target within {REGIME_GAP} nats of "
                "the best depth at C*, every run below the bigram), and no trend with size is read from it"
                if out_of_regime else "so this width is in the regime the question needs")
-    return (f"Width {params.width}, seed {check['seed']} ({arms} kept): {lead}, and {bigram}; {verdict}.")
+    return (f"Width {params.width}, seed {check['seed']} (its runs kept so far: {arms}): {lead}, and {bigram}; "
+            f"{verdict}.")
 
 
 def scale_findings(by_width: dict[int, dict[str, pd.DataFrame]], params_by_width: dict) -> list[str]:

@@ -31,14 +31,16 @@ class Thresholds:
     """The cuts chapter 5's verdicts turn on; the paper states none of them (``threshold_sensitivity`` tries each
     over ``THRESHOLD_GRID``)."""
 
-    loss_share: float = 0.5  # "destroys coherence": a loss of facts of at least this share of the intact rate
+    # "destroys coherence": the claimed loss of facts, as a share of the intact rate (reproduced from half of it,
+    # partly below); "keeps coherence" is inconclusive while its interval still allows a loss of this size
+    loss_share: float = 0.5
     repetition_rise: float = 0.2  # "keeps coherence": the repetition rate rises by at most this much
     huge_pct: float = 1e6  # "millions of percent": the interval's lower end at least this
 
 
 THRESHOLD_GRID = {"loss_share": (0.25, 0.5, 0.75), "repetition_rise": (0.1, 0.2, 0.3),
                   "huge_pct": (1e5, 1e6, 1e7)}
-THRESHOLD_WORDS = {"loss_share": "a destroying loss of at least", "repetition_rise": "repetition rising at most",
+THRESHOLD_WORDS = {"loss_share": "a claimed loss of", "repetition_rise": "repetition rising at most",
                    "huge_pct": "'millions' from"}
 
 

@@ -22,6 +22,7 @@ several workers can share them (``locks.claimed``): ``python -m anatomy_lib reco
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -29,7 +30,7 @@ from tqdm.auto import tqdm
 
 from ..core import rules as v
 from ..core.checks import positive_int, positive_number
-from ..core.locks import claimed
+from ..core.locks import claimed, exclusive
 from ..core.results import ResultStore
 from ..core.stats import t_interval
 from .analysis import MAIN_CRITERION, Criterion, judged_runs
@@ -65,8 +66,9 @@ class PowerDesign:
 
     def sweeps(self, base: RecoveryParams) -> list[RecoveryParams]:
         """One matched-damage sweep per learning rate: every layer of ``base`` with ``seeds`` noise seeds and its
-        sham, no fixed-noise protocol beside it."""
-        return [replace(base, lr=lr, damage="matched", steps=self.steps, eval_blocks=self.eval_blocks,
+        sham, no fixed-noise protocol beside it, on at least ``base``'s evaluation blocks (0: all of them)."""
+        blocks = 0 if base.eval_blocks == 0 else max(self.eval_blocks, base.eval_blocks)
+        return [replace(base, lr=lr, damage="matched", steps=self.steps, eval_blocks=blocks,
                         eval_every=self.eval_every, early_evals=self.early_evals, repeat_layers=base.layers,
                         repeat_count=self.seeds, sham_layers=base.layers, sigmas=())
                 for lr in self.lrs]
@@ -89,47 +91,64 @@ def _run_index(sweep: RecoveryParams, layer: int, kind: str, seed: int) -> int:
     return [(run[0], run[1], run[2]) for run in sweep.runs()].index((layer, kind, seed))
 
 
+def _unit_lock(store, layer: int, kind: str, seed: int) -> Path:
+    """The lock a worker takes for one unit: beside the first rate's runs, never removed (``locks.exclusive``), so
+    every worker locks the same path for a unit whatever it has seen stored."""
+    return store.folder.with_suffix(".units") / f"L{layer}-{kind}-{seed}"
+
+
 def run_power(lab, design: PowerDesign, base: RecoveryParams | None = None, max_units: int | None = None,
               progress: bool = True, context: RecoveryContext | None = None) -> bool:
     """Run every unit not kept yet (each rate's run kept as it finishes), then store each rate's whole sweep.
     Returns whether every sweep is stored. ``max_units`` stops after that many new units (a session runs what its
-    time allows); another worker running the same command takes the units this one does not hold. ``context``:
-    the evaluation lab, pool and streams (default: built from ``lab`` for the first sweep, once there is work)."""
+    time allows); another worker running the same command takes the units this one does not hold, and what is
+    kept or stored is read again once a unit's lock is held. ``context``: the evaluation lab, pool and streams
+    (default: built from ``lab`` for the first sweep, once there is work)."""
     base = (base or lab.defaults(RecoveryParams)).resolved(lab)
     sweeps = design.sweeps(base)
     stores = [lab.checkpoints(sweep) for sweep in sweeps]
-    units = design.units(base)
-    stored = [_stored(lab, sweep) is not None for sweep in sweeps]  # a stored sweep has no run files left
 
-    def kept(k: int, index: int) -> bool:
-        return stored[k] or stores[k].path(index).is_file()
+    def missing(indices) -> list[int]:
+        """The rates whose run of this unit is neither kept nor part of a stored sweep (read afresh)."""
+        return [k for k, index in enumerate(indices)
+                if not stores[k].path(index).is_file() and _stored(lab, sweeps[k]) is None]
 
     ran = 0
-    bar = tqdm(units, desc="recovery units (every rate)", disable=not progress)
+    bar = tqdm(design.units(base), desc="recovery units (every rate)", disable=not progress)
     for layer, kind, seed in bar:
         indices = [_run_index(sweep, layer, kind, seed) for sweep in sweeps]
-        if all(kept(k, i) for k, i in enumerate(indices)):
+        if not missing(indices):
             continue
         if max_units is not None and ran >= max_units:
             break
-        claim = next(stores[k].path(i) for k, i in enumerate(indices) if not stored[k])
-        with claimed(claim) as mine:
-            if not mine:
+        with claimed(_unit_lock(stores[0], layer, kind, seed)) as mine:
+            todo = missing(indices) if mine else []  # another worker may have finished it meanwhile
+            if not todo:
                 continue
             context = context or RecoveryContext.build(lab, sweeps[0])
             bar.set_postfix_str(f"L{layer} {kind} seed {seed}")
-            sigma = 0.0 if kind == "sham" else matched_sigma(context.eval_lab, layer, base.target_nats, seed,
-                                                             base.noise_tensors, base.bisection_steps)[0]
+            sigma = 0.0 if kind == "sham" else _kept_sigma(stores, indices)
+            if sigma is None:  # the damage is matched once per layer and seed, for every rate
+                sigma = matched_sigma(context.eval_lab, layer, base.target_nats, seed, base.noise_tensors,
+                                      base.bisection_steps)[0]
             baseline = pd.DataFrame({"block": range(len(context.eval_lab.engine.baseline.block_nll)),
                                      "nll": [float(x) for x in context.eval_lab.engine.baseline.block_nll]})
-            for k, (sweep, store, index) in enumerate(zip(sweeps, stores, indices)):
-                if kept(k, index):
-                    continue
-                row, curve, blocks = recovery_run(context, layer, kind, seed, sweep, sigma, matched=kind != "sham")
-                store.save(index, (row, curve, blocks, baseline))
+            for k in todo:
+                row, curve, blocks = recovery_run(context, layer, kind, seed, sweeps[k], sigma,
+                                                  matched=kind != "sham")
+                stores[k].save(indices[k], (row, curve, blocks, baseline))
         ran += 1
     bar.close()
     return all(_store_complete(lab, sweep, store) for sweep, store in zip(sweeps, stores))
+
+
+def _kept_sigma(stores, indices) -> float | None:
+    """The matched sigma of a unit that some rate has already run (a resumed unit keeps its damage)."""
+    for store, index in zip(stores, indices):
+        kept = store.load(index)
+        if kept is not None:
+            return float(kept[0]["sigma"])
+    return None
 
 
 def _stored(lab, sweep: RecoveryParams) -> dict[str, pd.DataFrame] | None:
@@ -145,15 +164,17 @@ def _assembled(kept: list[tuple]) -> dict[str, pd.DataFrame]:
 
 
 def _store_complete(lab, sweep: RecoveryParams, store) -> bool:
-    """Store a rate's sweep once every run is kept (then its run files go); whether it is stored."""
-    if _stored(lab, sweep) is not None:
+    """Store a rate's sweep once every run is kept (then its run files go); whether it is stored. Under the
+    sweep's own lock, so two workers finishing together store it once."""
+    with exclusive(store.folder.with_suffix(".store")):
+        if _stored(lab, sweep) is not None:
+            return True
+        kept = [store.load(i) for i in range(len(sweep.runs()))]
+        if any(run is None for run in kept):
+            return False
+        lab.stored(sweep, lambda: _assembled(kept))
+        store.clear()
         return True
-    kept = [store.load(i) for i in range(len(sweep.runs()))]
-    if any(run is None for run in kept):
-        return False
-    lab.stored(sweep, lambda: _assembled(kept))
-    store.clear()
-    return True
 
 
 def power_kept(lab, design: PowerDesign, base: RecoveryParams | None = None) -> dict[float, dict]:
@@ -259,31 +280,32 @@ def rate_and_budget_label(value) -> str:
 
 def block_power(judged: pd.DataFrame, blocks_then: int, blocks_now: int, protocol: str = "matched") -> dict:
     """How much more evaluation blocks would buy, from a sweep's judged runs (``analysis.judged_runs``) on
-    ``blocks_then`` blocks: the median half-width of a run's interval over blocks (share of the damage undone),
-    scaled to ``blocks_now`` blocks by the square root, against the spread between noise seeds of the same layer
-    (the pooled standard deviation over layers with two or more seeds). Where the block half-width is well under
-    the seed spread, a layer's interval over its seeds is set by the seeds: more seeds narrow it, more blocks do
-    not. Only the runs of ``protocol`` count (the fixed-noise protocol's runs are other damage, not seeds)."""
+    ``blocks_then`` blocks: a run's standard error over blocks (the median 95% half-width of its share of the
+    damage undone over 1.96), scaled to ``blocks_now`` blocks by the square root, against the standard deviation
+    between noise seeds of the same layer (pooled over the layers with two or more seeds: few degrees of freedom).
+    Where the block error is well under the seed spread, a layer's interval over its seeds is set by the seeds.
+    Only the runs of ``protocol`` count (the fixed-noise protocol's runs are other damage, not seeds)."""
     judged = judged[judged["protocol"] == protocol]
-    half = float(((judged["fraction_high"] - judged["fraction_low"]) / 2).median())
+    se = float(((judged["fraction_high"] - judged["fraction_low"]) / 2).median()) / 1.96
     repeated = judged.groupby("layer").filter(lambda g: g["noise_seed"].nunique() >= 2)
     groups = [g["recovered_fraction"].to_numpy() for _, g in repeated.groupby("layer")]
     dof = sum(len(g) - 1 for g in groups)
     seed_sd = float(np.sqrt(sum(((g - g.mean()) ** 2).sum() for g in groups) / dof)) if dof else np.nan
-    return {"half_width_then": half, "half_width_now": half * np.sqrt(blocks_then / blocks_now),
-            "seed_sd": seed_sd, "layers_with_seeds": len(groups), "blocks_then": blocks_then,
-            "blocks_now": blocks_now}
+    return {"se_then": se, "se_now": se * np.sqrt(blocks_then / blocks_now), "seed_sd": seed_sd,
+            "seed_dof": dof, "layers_with_seeds": len(groups), "blocks_then": blocks_then, "blocks_now": blocks_now}
 
 
 def block_power_sentence(power: dict) -> str:
     if not np.isfinite(power["seed_sd"]):
-        return (f"A run's interval over {power['blocks_then']} blocks has a median half-width of "
-                f"{power['half_width_then']:.0%} of the damage; no layer has two noise seeds to compare it with.")
-    ratio = power["seed_sd"] / power["half_width_now"]
-    return (f"Why {power['blocks_now']} evaluation blocks: in the sweep above a run's interval over "
-            f"{power['blocks_then']} blocks has a median half-width of {power['half_width_then']:.0%} of the damage "
-            f"undone, about {power['half_width_now']:.0%} at {power['blocks_now']} blocks, while noise seeds of the "
-            f"same layer differ with a standard deviation of {power['seed_sd']:.0%} (pooled over the "
-            f"{power['layers_with_seeds']} layers run with two seeds), {ratio:.1f} times that: "
-            + ("a layer's precision is set by its noise seeds, so the powered sweep adds seeds, not blocks."
-               if ratio >= 2 else "blocks and seeds both limit a layer's precision, so more of both would help."))
+        return (f"A run's standard error over {power['blocks_then']} blocks is about {power['se_then']:.0%} of the "
+                "damage; no layer has two noise seeds to compare it with.")
+    ratio = power["seed_sd"] / power["se_now"]
+    return (f"Why {power['blocks_now']} evaluation blocks: in the sweep above a run's standard error over "
+            f"{power['blocks_then']} blocks is about {power['se_then']:.0%} of the damage undone, about "
+            f"{power['se_now']:.0%} at {power['blocks_now']}, while noise seeds of the same layer differ with a "
+            f"standard deviation of {power['seed_sd']:.0%} ({power['layers_with_seeds']} layers with two or more "
+            f"seeds, {power['seed_dof']} degrees of freedom), {ratio:.1f} times that: "
+            + ("a layer's precision is set mostly by its noise seeds, so the powered sweep adds seeds rather than "
+               "blocks (its interval over seeds leaves out the part of the block error its seeds share: one sham "
+               "and the same blocks serve them all)." if ratio >= 2 else
+               "blocks and seeds both limit a layer's precision, so more of both would help."))

@@ -43,7 +43,8 @@ class RecoveryContext:
         if params.eval_blocks > lab.blocks.n_blocks:  # more than the profile's blocks: drawn from the same text
             eval_lab = lab.with_blocks(params.eval_blocks)
         else:
-            blocks = lab.blocks if params.eval_blocks in (0, None) else lab.blocks.subset(params.eval_blocks)
+            blocks = (lab.blocks if params.eval_blocks in (0, None, lab.blocks.n_blocks)
+                      else lab.blocks.subset(params.eval_blocks))
             eval_lab = lab if blocks is lab.blocks else Lab(lab.specimen, lab.profile, blocks, lab.corpus_name,
                                                             lab.progress)
         base = eval_lab.engine.baseline  # built from the intact model, before any damage

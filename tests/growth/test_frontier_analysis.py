@@ -189,13 +189,17 @@ def test_a_width_out_of_regime_is_named_from_its_first_seed():
     from anatomy_lib.growth.frontier import FrontierParams
 
     finals = _finals(seeds=1)
-    check = fa.regime_check(finals, BASELINES, "depth8")
+    depths = ["depth2", "depth4", "depth8"]
+    check = fa.regime_check(finals, BASELINES, "depth8", depths)
     assert check["best_depth"] == "depth8" and check["target_gap"] == 0 and not check["above_bigram"]
+    # the 4-layer model at C* not kept yet: no verdict from part of the frontier
+    assert fa.regime_check(finals[~((finals["arm"] == "depth4") & (finals["multiple"] == 1.0))], BASELINES,
+                           "depth8", depths) == {}
     # the target 0.2 nats behind the 4-layer model at C*, and a growth arm above the bigram at C*/8
     worse = finals.copy()
     worse.loc[(worse["arm"] == "depth8") & (worse["multiple"] == 1.0), "final_val_loss"] += 0.2
     worse.loc[(worse["arm"] == "gstack") & (worse["multiple"] == 0.125), "final_val_loss"] = 2.5
-    check = fa.regime_check(worse, BASELINES, "depth8")
+    check = fa.regime_check(worse, BASELINES, "depth8", depths)
     assert check["best_depth"] == "depth4" and check["target_gap"] == pytest.approx(0.15)
     assert check["above_bigram"] == [0.125] and check["below_bigram"] == [0.25, 0.5, 1.0, 2.0]
     params = FrontierParams().at_width(32)

@@ -97,3 +97,30 @@ def test_the_claims_are_read_at_every_rate_and_at_an_earlier_budget(tiny_blocks)
     assert not grid["claim"].str.contains(r"within \d+ steps").any()
     running = {lr: {**tables, "missing": 1} for lr, tables in kept.items()}
     assert power_sensitivity(running, importance).empty  # a rate not complete is left out
+
+
+@pytest.mark.integration
+def test_a_resumed_unit_keeps_its_damage_and_a_held_unit_is_left_to_its_worker(tiny_blocks, monkeypatch):
+    from anatomy_lib.core.locks import claimed
+    from anatomy_lib.recovery import power
+
+    tiny = tiny_specimen("llama", n_layers=5, seed=1)
+    lab, context = _context(tiny, tiny_blocks)
+    base = BASE.resolved(lab)
+    design = PowerDesign(lrs=(2e-3, 4e-3), seeds=2, steps=4, eval_blocks=4, early_evals=(1,), eval_every=2)
+    sweeps, stores = design.sweeps(base), [lab.checkpoints(s) for s in design.sweeps(base)]
+    # another worker holds the first unit: this one runs the next, leaves the first alone
+    with claimed(power._unit_lock(stores[0], 3, "damaged", 0)) as mine:
+        assert mine
+        run_power(lab, design, base, max_units=1, progress=False, context=context)
+    first = [power._run_index(s, 3, "damaged", 0) for s in sweeps]
+    second = [power._run_index(s, 3, "sham", 0) for s in sweeps]
+    assert not any(store.path(i).is_file() for store, i in zip(stores, first))
+    assert all(store.path(i).is_file() for store, i in zip(stores, second))
+    # a unit kept at one rate only (a worker stopped part-way): resumed with the damage it had, no new search
+    run_power(lab, design, base, max_units=1, progress=False, context=context)
+    sigma = stores[0].load(first[0])[0]["sigma"]
+    stores[1].path(first[1]).unlink()
+    monkeypatch.setattr(power, "matched_sigma", lambda *a, **k: pytest.fail("the kept sigma is searched again"))
+    run_power(lab, design, base, max_units=1, progress=False, context=context)
+    assert stores[1].load(first[1])[0]["sigma"] == sigma
