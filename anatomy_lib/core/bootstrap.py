@@ -24,12 +24,18 @@ def percentile_interval(draws, level: float = 0.95) -> tuple[float, float]:
     return float(np.percentile(draws, tail)), float(np.percentile(draws, 100 - tail))
 
 
-def statistic_interval(n: int, statistic, n_boot: int = 2000, seed: int = 0, level: float = 0.95):
+def statistic_interval(n: int, statistic, n_boot: int = 2000, seed: int = 0, level: float = 0.95,
+                       rows: bool = False):
     """(estimate, low, high) of ``statistic(indices)`` over ``n`` items (e.g. a rank correlation over layers):
     the estimate on every item, the interval over resampled items (resamples where it is undefined, such as a
-    correlation of tied values, left out)."""
-    estimate = statistic(np.arange(n))
-    draws = [statistic(i) for i in resample_indices(n, n_boot, seed)]
+    correlation of tied values, left out). ``rows``: the statistic takes the (n_boot, n) resampled indices at
+    once and gives one value per row (a vectorised statistic: thousands of resamples in one call)."""
+    if rows:
+        estimate = statistic(np.arange(n)[None, :])[0]
+        draws = statistic(resample_indices(n, n_boot, seed))
+    else:
+        estimate = statistic(np.arange(n))
+        draws = [statistic(i) for i in resample_indices(n, n_boot, seed)]
     return (float(estimate), *percentile_interval(draws, level))
 
 

@@ -103,7 +103,8 @@ def importance_correlation(layers: pd.DataFrame, importance_table: pd.DataFrame,
     under one operator), with a percentile bootstrap interval over layers."""
     merged = layers[["layer", "growth"]].merge(importance_table[["layer", "change_pct"]], on="layer")
     growth, change = merged["growth"].to_numpy(), merged["change_pct"].to_numpy()
-    rho, low, high = statistic_interval(len(merged), lambda i: spearman(growth[i], change[i]), n_boot, seed, level)
+    rho, low, high = statistic_interval(len(merged), lambda i: spearman(growth[i], change[i]), n_boot, seed, level,
+                                       rows=True)
     return {"rho": rho, "ci_low": low, "ci_high": high, "layers": len(merged)}
 
 

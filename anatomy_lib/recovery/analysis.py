@@ -53,7 +53,7 @@ def rank_correlations(layers: pd.DataFrame, importance_table: pd.DataFrame, n_bo
         for kind, statistic in (("Spearman", lambda i: spearman(values[i], importance[i])),
                                 ("partial Spearman | initial damage",
                                  lambda i: partial_spearman(values[i], importance[i], damage[i]))):
-            rho, low, high = statistic_interval(len(merged), statistic, n_boot, seed, level)
+            rho, low, high = statistic_interval(len(merged), statistic, n_boot, seed, level, rows=True)
             rows.append({"recovery measure": name, "correlation": kind, "rho": rho, "ci_low": low,
                          "ci_high": high, "layers": len(merged)})
     return pd.DataFrame(rows)
