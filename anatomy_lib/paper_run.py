@@ -1,4 +1,4 @@
-"""Every chapter at one profile, in one process: the prepared script for a GPU that is lent for minutes.
+"""Every chapter at one profile, in one process: the prepared script for one GPU session, however short.
 
 ``python -m anatomy_lib.paper_run`` checks its inputs first (the specimen loads and its weights hash, the corpus,
 free memory, a GPU for the paper profile) and stops in one line if one is missing; then computes each chapter's
@@ -35,7 +35,7 @@ from .verdicts import CHAPTERS
 ORDER = (7, 2, 3, 4, 5, 6, 1)  # the most valuable first: growth, then the importance map the others build on
 STEPS = {chapter.number: chapter for chapter in CHAPTERS}
 NAMES = {chapter.number: chapter.Params.DIAGNOSTIC for chapter in CHAPTERS}
-WINDOW_MIN = 10.0  # what a lent GPU leaves for the computation itself
+WINDOW_MIN = 10.0  # what a short GPU session (a free notebook GPU, say) leaves for the computation itself
 MIN_FREE_GIB = 8.0
 
 

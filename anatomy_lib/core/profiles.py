@@ -52,7 +52,7 @@ SIZES: dict[str, dict[str, dict]] = {
         "recovery": dict(layers=tuple(range(30)), eval_every=10, early_evals=(1, 2, 5, 25), batch_size=8,
                          train_len=512, train_pool=1600, eval_blocks=0, sham_layers=tuple(range(30)),
                          repeat_layers=tuple(range(30)), repeat_count=3, bisection_steps=10),
-        # sized by FLOPs (~5e16 for all arms and seeds) for one H200; not run on the machines this book is built on
+        # sized by FLOPs (~5e16 for all arms and seeds) for one H200; not run for this edition
         "growth": dict(seeds=5, width=384, heads=6, mlp_width=1536, context=256, batch=64, budget_steps=500,
                        validation_blocks=64, importance_blocks=16),
         # the quick shapes at budgets up to 64x (past the crossover the quick sweep extrapolates), sized for about

@@ -138,6 +138,27 @@ def crossover(tables: dict[str, pd.DataFrame], deep: str = "uniform", shallow: s
     return out
 
 
+def seed_crossings(per_seed: list[float], limit: float, arm: str = "G_stack", rival: str = "it") -> str:
+    """Where each seed's fitted laws put ``arm`` past ``rival`` (``crossover``'s ``per_seed``, NaN: not within
+    ``limit``), as a clause: the budgets of the seeds that cross, then the others counted once ("not within 8x"
+    said once, never once per seed)."""
+    crossing = sorted(m for m in per_seed if np.isfinite(m))
+    beyond = len(per_seed) - len(crossing)
+    reach = f"within {limit:g}x the chapter's budget ({EXTRAPOLATION_LIMIT:g} times the largest swept one)"
+    if not crossing:
+        return f"no seed's fitted laws put {arm} past {rival} {reach}"
+    budgets = _listed([f"{m:.3g}x" for m in crossing])
+    if not beyond:
+        return f"each seed's fitted laws put {arm} past {rival}, at {budgets} (extrapolated)"
+    others = "that of the other seed" if beyond == 1 else f"those of the other {beyond}"
+    return (f"the fitted laws of {len(crossing)} of {len(per_seed)} seeds put {arm} past {rival}, at {budgets} "
+            f"(extrapolated), and {others} not {reach}")
+
+
+def _listed(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
 def compute_cost(multiple: float, base_budget: float, cpu_flops_per_s: float, gpu: str = "H200") -> dict:
     """FLOPs of one run at ``multiple`` base budgets, the hours it takes on this CPU at its measured throughput,
     and on one ``gpu`` by the book's one GPU convention (``core.gpu``: the fp32 peak at its stated share)."""
@@ -223,23 +244,22 @@ def budget_findings(tables: dict[str, pd.DataFrame], params, train_tokens: int, 
                    "measurement"
                    + (f": the swept budgets do not pin the loss floor down ({unfixed} of {len(fitted)} fits put it "
                       "at zero), so this continues power laws far beyond the data." if unfixed else "."))
+    else:
+        out.append(f"Not reached within {cross['largest_swept']:g}x, and no seed's fitted laws cross within "
+                   f"{cross['limit']:g}x (the book reads a fit no further than {EXTRAPOLATION_LIMIT:g} times the "
+                   f"largest swept budget): on these curves the {shallow}-layer model stays ahead as far as the data "
+                   "reach.")
     if {"gstack", "shallow"} <= set(branch_finals(tables)["arm"]):
         grown = crossover(tables, "gstack", "shallow")
         gaps = paired_differences(tables, (("gstack", "shallow"),))
         if grown["kind"] == "measured":
             out.append(f"G_stack overtakes the shallow model from {grown['measured']:g}x (measured).")
         else:
-            seeds = ", ".join(f"{m:.3g}x" if np.isfinite(m) else f"not within {grown['limit']:g}x"
-                              for m in grown["per_seed"])
-            out.append(f"G_stack's gap to the shallow model narrows from {gaps['difference'].iloc[0]:+.3f} nats at "
-                       f"{gaps['multiple'].iloc[0]:g}x to {gaps['difference'].iloc[-1]:+.3f} at "
-                       f"{gaps['multiple'].iloc[-1]:g}x; each seed's fits put G_stack past it at {seeds} "
-                       "(extrapolated): the budgets where growth could first pay lie beyond this sweep.")
-    else:
-        out.append(f"Not reached within {cross['largest_swept']:g}x, and no seed's fitted laws cross within "
-                   f"{cross['limit']:g}x (the book reads a fit no further than {EXTRAPOLATION_LIMIT:g} times the "
-                   f"largest swept budget): on these curves the {shallow}-layer model stays ahead as far as the data "
-                   "reach.")
+            first, last = gaps["difference"].iloc[0], gaps["difference"].iloc[-1]
+            out.append(f"G_stack's gap to the shallow model {'narrows' if abs(last) < abs(first) else 'widens'} from "
+                       f"{first:+.3f} nats at {gaps['multiple'].iloc[0]:g}x to {last:+.3f} at "
+                       f"{gaps['multiple'].iloc[-1]:g}x; {seed_crossings(grown['per_seed'], grown['limit'])}: the "
+                       "budgets where growth could first pay lie beyond this sweep.")
     check = branch_check(tables)
     if len(check):
         parts = ", ".join(f"{r.arm} {r.difference:+.3f} nats (seed spread {r.seed_sd:.3f})" for r in check.itertuples())

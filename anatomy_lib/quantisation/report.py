@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..core.display import nonzero_readable
 from .analysis import deltas, error_summary
 from .compute import SCHEME_SPECIMEN
 
@@ -10,13 +11,23 @@ INDEPENDENT_LAGS_NULL = -0.5  # chapter 4: the lag-1 delta correlation of indepe
 
 
 def signed(value: float, digits: int = 4) -> str:
-    """A signed number with no "-0.0000": a value that rounds to zero is written unsigned."""
-    text = f"{value:+.{digits}f}"
-    return text[1:] if float(text) == 0 else text
+    """A signed number with no "-0.0000": a value that rounds to zero is written unsigned, and a nonzero value that
+    ``digits`` decimals would round to zero gets up to three more ("-0.00004", never "0.0000" for a change that is
+    there)."""
+    return nonzero_readable(value, f"+.{digits}f")
 
 
 def _change(row) -> str:
     return f"{signed(row.change)} [{signed(row.ci_low)}, {signed(row.ci_high)}]"
+
+
+def _before_after(before: float, after: float) -> str:
+    """"before to after" with as many decimals (four to seven) as it takes for two different values to read
+    differently: a move the sentence reports is never shown as "-0.5005 to -0.5005"."""
+    digits = 4
+    while digits < 7 and before != after and signed(before, digits) == signed(after, digits):
+        digits += 1
+    return f"{signed(before, digits)} to {signed(after, digits)}"
 
 
 def error_sentences(tables: dict[str, pd.DataFrame]) -> list[str]:
@@ -72,8 +83,13 @@ def conclusion(table: pd.DataFrame, chapter: int) -> str:
     rows["toward"] = (rows["fp32"] - INDEPENDENT_LAGS_NULL).abs() - (rows["quantised"] - INDEPENDENT_LAGS_NULL).abs()
     worst = rows.loc[rows["toward"].idxmax()]
     verb = "toward" if worst.toward > 0 else "no closer to"
-    amount = f"{abs(worst.toward):.4f}" if abs(worst.toward) >= 5e-5 else "less than 0.0001"
-    return (f"Quantisation moves the lag-1 delta correlation at most {amount} {verb} the "
-            f"independent-layers value of {INDEPENDENT_LAGS_NULL:+.2f} ({worst.scheme}, {worst.arm} models: "
-            f"{signed(worst.fp32)} to {signed(worst.quantised)}, mean over layers; its largest change on any model "
-            f"is {_change(rows.loc[rows['change'].abs().idxmax()])}).")
+    # the largest change over every row ``findings`` lists for the chapter (the layer-shuffled null's included), in
+    # the same words and digits as those lines, so the summary never undercuts a change printed beside it
+    shown = table[table["chapter"] == chapter]
+    largest = shown.loc[shown["change"].abs().idxmax()]
+    amount = nonzero_readable(abs(worst.toward), ".4f")
+    return (f"Quantisation moves the lag-1 delta correlation at most {amount} {verb} the independent-layers "
+            f"value of {INDEPENDENT_LAGS_NULL:+.2f} ({worst.scheme}, {worst.arm} models: "
+            f"{_before_after(worst.fp32, worst.quantised)}, mean over layers); the largest change of "
+            f"chapter {chapter}'s statistics on any model, the layer-shuffled null's included, is {_change(largest)} "
+            f"({largest.statistic}, {largest.arm}, {largest.scheme}).")

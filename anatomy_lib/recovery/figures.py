@@ -53,7 +53,8 @@ def recovery_curves_figure(curves, classes: dict, tolerance: float | None = None
                                color="black", zorder=5)
                     recovered_label = f"recovered ({hit['criterion'].iloc[0]})"
         ax.axhline(0, color="black", linewidth=0.6)
-        ax.set_title(f"L{layer} ({cls})" if cls else f"L{layer}", fontsize=9)
+        # a comma, not parentheses: a class may carry its own ("important (middle)")
+        ax.set_title(f"L{layer}, {cls}" if cls else f"L{layer}", fontsize=9)
     for ax in axes.flat[len(layers):]:
         ax.set_visible(False)
     for ax in axes.flat:

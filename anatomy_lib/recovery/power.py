@@ -191,22 +191,33 @@ def power_kept(lab, design: PowerDesign, base: RecoveryParams | None = None) -> 
 
 
 def power_progress(kept: dict[float, dict], design: PowerDesign, base: RecoveryParams) -> str:
-    """Where the powered sweep stands, in one sentence."""
+    """Where the powered sweep stands, in one sentence: the runs kept, which noise seeds they hold (by number: a
+    seed is a name, not a count) and what the table below it shows, one row per rate and layer whose damaged run
+    is kept beside its sham (so its rows are fewer than the runs kept)."""
     total = design.n_runs(base)
     missing = sum(tables["missing"] for tables in kept.values())
     if not missing:
         return (f"The powered sweep is complete: {total} runs ({len(base.layers)} layers x {design.seeds} noise "
                 f"seeds and a sham each, at {len(design.lrs)} learning rates).")
-    seeds = {lr: sorted(tables["runs"]["noise_seed"].unique()) if "runs" in tables else []
-             for lr, tables in kept.items()}
     per_rate = "; ".join(f"lr {lr:g}: {len(design.units(base)) - tables['missing']} of {len(design.units(base))}"
                          for lr, tables in kept.items())
-    found = sorted({int(s) for kept_seeds in seeds.values() for s in kept_seeds})
-    seeds_text = ("noise seeds kept so far: " + ", ".join(map(str, found))) if found else "no run kept yet"
+    found = sorted({int(seed) for tables in kept.values() if "runs" in tables
+                    for seed in tables["runs"]["noise_seed"].unique()})
+    if not found:  # nothing to tabulate yet: no table follows
+        return (f"The powered sweep has not started: none of its {total} runs is kept yet "
+                "(`python -m anatomy_lib recovery-power` runs it).")
     return (f"The powered sweep is incomplete: {total - missing} of {total} runs are kept ({per_rate}; "
-            f"{seeds_text}). What follows reads "
-            "the kept runs only: a layer's interval over noise seeds appears once it has two of them "
-            "(`python -m anatomy_lib recovery-power` resumes it).")
+            f"{_seeds_so_far(found)}). The table below reads the kept runs only, one row per learning rate and "
+            "layer whose damaged run is kept beside its sham; a layer's interval over noise seeds appears once it "
+            "has two of them (`python -m anatomy_lib recovery-power` resumes the sweep).")
+
+
+def _seeds_so_far(seeds: list[int]) -> str:
+    """The noise seeds kept, named by number ("only noise seed 0 so far"), never as a bare list a reader could
+    take for a count."""
+    if len(seeds) == 1:
+        return f"only noise seed {seeds[0]} so far"
+    return f"noise seeds {', '.join(map(str, seeds[:-1]))} and {seeds[-1]} so far"
 
 
 def power_table(kept: dict[float, dict], criterion: Criterion = MAIN_CRITERION, n_boot: int = 2000,

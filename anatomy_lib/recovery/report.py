@@ -25,7 +25,7 @@ from .params import RecoveryParams
 show_table = Vocabulary(
     {"sigma": "noise σ", "noise_seed": "noise seed", "initial_excess_nll": "damage (nats)",
      "final_excess_nll": "left at the end (nats)", "area_excess_nll": "area (nats × steps)",
-     "recovered_fraction": "damage undone", "steps": "steps to recover", "largest_move_nll": "largest move (nats)",
+     "recovered_fraction": "damage undone", "steps": "steps to recover", "largest_move_nll": "largest |move| (nats)",
      "final_move_nll": "final move (nats)", "tolerance_nll": "tolerance (nats)", "protocol": "protocol"},
     {"recovered_fraction": ("fraction_low", "fraction_high")})
 

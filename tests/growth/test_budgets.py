@@ -125,3 +125,26 @@ def test_budget_sentences_name_the_depths_their_parameters_set():
     assert not any("12-layer" in s or "3-layer" in s for s in measured)
     cost = scaling.compute_cost(8.0, SMOKE.budget, 1e10, "H200")
     assert cost["gpu_hours"] == pytest.approx(gpu_seconds(8.0 * SMOKE.budget, "H200") / 3600)
+
+
+def test_each_seeds_crossing_is_read_once_whether_or_not_it_crosses():
+    """A seed whose fit does not cross within the limit is counted, never listed once per seed ("not within 8x,
+    not within 8x, ..."); the budgets of the seeds that cross are listed."""
+    nan = math.nan
+    none = scaling.seed_crossings([nan, nan, nan], 8.0)
+    assert none.startswith("no seed's fitted laws put G_stack past it within 8x") and none.count("within") == 1
+    some = scaling.seed_crossings([nan, 6.5, 5.25], 8.0)
+    assert some.startswith("the fitted laws of 2 of 3 seeds put G_stack past it, at 5.25x and 6.5x")
+    assert some.endswith("that of the other seed not within 8x the chapter's budget (2 times the largest swept one)")
+    assert "those of the other 2 not within 8x" in scaling.seed_crossings([nan, 6.5, nan], 8.0)
+    assert scaling.seed_crossings([5.0, 6.0, 7.0], 8.0) == ("each seed's fitted laws put G_stack past it, at 5x, 6x "
+                                                            "and 7x (extrapolated)")
+
+
+def test_budget_sentences_say_when_neither_depth_nor_growth_crosses():
+    """The uniform model that never overtakes the shallow one is said so, G_stack's sweep beside it (its sentence
+    once, not one "not within" per seed)."""
+    laws = {"uniform": (3.7, 2.0, 0.5), "shallow": (3.6, 0.8, 0.5), "gstack": (3.8, 2.0, 0.5)}
+    text = " ".join(scaling.budget_findings(_law_tables(laws), SMOKE, 10 ** 6))
+    assert "Not reached within 4x, and no seed's fitted laws cross within 8x" in text
+    assert "no seed's fitted laws put G_stack past it within 8x" in text and "not within 8x, not" not in text

@@ -1,6 +1,9 @@
 """The quantisation null: llama.cpp's format choices, chapter 7's models retrained as they were, every model back
 to fp32 bit for bit after each scheme, and the changes with their intervals."""
+import re
+
 import numpy as np
+import pandas as pd
 import pytest
 
 from anatomy_lib import quantisation as qn
@@ -71,3 +74,24 @@ def test_changes_carry_intervals_and_sentences(smoke_null):
         assert sentences[-1] == qn.conclusion(table, chapter)
         fig = qn.deltas_figure(table, chapter)
         plt.close(fig)
+
+
+def test_small_changes_are_never_printed_as_zero_and_the_summary_agrees_with_its_lines():
+    """A nonzero change too small for four decimals gets more digits (never "0.0000" beside a summary that calls
+    the largest change 0.0000 while a line above shows -0.0004); the summary's largest change is taken over every
+    line the chapter lists, the layer-shuffled null's included, in the same digits."""
+    from anatomy_lib.quantisation.report import _change, signed
+
+    assert signed(3e-5) == "+0.00003" and signed(-2e-6) == "-0.000002" and signed(0.0) == "0.0000"
+    assert set(signed(-1e-9)) == {"0", "."}  # beyond three more decimals: zero, with no sign
+    rows = [("lag-1 delta correlation", "uniform", -0.495, -0.49502, -2e-5, -1e-4, 4e-5),
+            ("lag-1 delta correlation", "random init", -0.5005, -0.50046, 4e-5, -3e-6, 1e-4),
+            ("lag-1, layer-shuffled null", "gstack", -0.498, -0.4984, -4e-4, -7e-4, 2e-6)]
+    table = pd.DataFrame([{"chapter": 4, "statistic": s, "arm": a, "scheme": "Q4_1", "fp32": f, "quantised": q,
+                           "change": c, "ci_low": lo, "ci_high": hi, "layers": 3}
+                          for s, a, f, q, c, lo, hi in rows])
+    said = qn.conclusion(table, 4)
+    assert "at most 0.00004 toward" in said
+    assert f"is {_change(table.iloc[2])} (lag-1, layer-shuffled null, gstack, Q4_1)" in said
+    assert "-0.0004 [-0.0007, +0.000002]" in said and not re.search(r"0\.0000(?!\d)", said)
+    assert "-0.50050 to -0.50046" in said  # a move the sentence reports reads as one

@@ -45,6 +45,25 @@ def test_the_design_runs_every_layer_at_every_rate_with_its_seeds_and_sham():
         PowerDesign(seeds=0)
 
 
+def test_the_progress_names_the_seeds_kept_and_what_a_table_row_is():
+    """A seed is named by its number, never as a bare list that reads as a count ("noise seeds kept so far: 0"),
+    and the sentence says the table has one row per rate and layer judged, so fewer rows than runs read right."""
+    base = BASE  # its layers are named, so the units need no lab to resolve them
+    units = len(DESIGN.units(base))
+
+    def kept_with(seeds, missing):
+        runs = pd.DataFrame({"noise_seed": seeds})
+        return {lr: {"runs": runs, "missing": missing} for lr in DESIGN.lrs}
+
+    one = power_progress(kept_with([0, 0], units - 2), DESIGN, base)
+    assert "only noise seed 0 so far" in one and "kept so far: 0" not in one
+    assert "one row per learning rate and layer whose damaged run is kept beside its sham" in one
+    assert "noise seeds 0 and 1 so far" in power_progress(kept_with([0, 1], units - 3), DESIGN, base)
+    assert "noise seeds 0, 1 and 2 so far" in power_progress(kept_with([2, 0, 1], 1), DESIGN, base)
+    nothing = {lr: {"missing": units} for lr in DESIGN.lrs}
+    assert "has not started: none of its 12 runs is kept yet" in power_progress(nothing, DESIGN, base)
+
+
 @pytest.mark.integration
 def test_a_powered_sweep_shares_the_damage_across_rates_resumes_and_is_read_part_way(tiny, tiny_blocks):
     lab, context = _context(tiny, tiny_blocks)
@@ -60,7 +79,8 @@ def test_a_powered_sweep_shares_the_damage_across_rates_resumes_and_is_read_part
                          "blocks": tables["blocks"][tables["blocks"]["kind"] == "damaged"]}
                     for lr, tables in kept.items()}
     assert power_table(only_damaged, n_boot=200).empty  # no sham kept beside it: nothing judged yet
-    assert "4 of 12 runs are kept" in power_progress(kept, DESIGN, BASE.resolved(lab))
+    progress = power_progress(kept, DESIGN, BASE.resolved(lab))
+    assert "4 of 12 runs are kept" in progress and "only noise seed 0 so far" in progress
     runs = pd.concat([kept[lr]["runs"].assign(lr=lr) for lr in kept])
     damaged = runs[runs["kind"] == "damaged"]
     assert (damaged.groupby(["layer", "noise_seed"])["sigma"].nunique() == 1).all()  # one sigma, every rate

@@ -125,6 +125,26 @@ def test_matched_sigma_hits_its_target(real_specimen):
     assert state_hash(real_specimen.model) == before
 
 
+def test_the_sham_table_and_the_panels_read_plainly():
+    """The sham's largest move is a size (no sign, said in its header) beside its signed final move; a panel's
+    title names its layer and class without nesting the class's own parentheses."""
+    import matplotlib.pyplot as plt
+
+    from anatomy_lib.recovery import sham_drift, show_table
+    from anatomy_lib.recovery.figures import recovery_curves_figure
+
+    curves = pd.DataFrame({"layer": 6, "kind": "sham", "protocol": "matched", "noise_seed": 0, "sigma": 0.0,
+                           "step": [0, 10, 50], "excess_nll": [0.0, 0.02, -0.05]})
+    runs = pd.DataFrame({"layer": [6], "kind": ["sham"], "tolerance_nll": [0.1]})
+    drift = sham_drift(runs, curves)
+    assert drift["largest_move_nll"].iloc[0] == pytest.approx(0.05) and drift["final_move_nll"].iloc[0] < 0
+    html = show_table(drift, {"largest_move_nll": ".4f", "final_move_nll": "+.4f"}).data
+    assert "largest |move| (nats)" in html and "0.0500" in html and "+0.0500" not in html
+    fig = recovery_curves_figure(curves, {6: "important (middle)"})
+    assert fig.axes[0].get_title() == "L6, important (middle)"
+    plt.close(fig)
+
+
 def test_summary_never_imputes_steps():
     curve = pd.DataFrame({"layer": 3, "kind": "damaged", "noise_seed": 0, "sigma": 1.0, "step": [0, 5, 10],
                           "excess_nll": [0.5, 0.3, 0.2]})
