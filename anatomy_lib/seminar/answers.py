@@ -3,25 +3,42 @@ results the chapter shows, in a sentence with its numbers (never typed: a new re
 
 ``Evidence`` loads what the answers read once, read-only (a result that is not stored raises ``NotStored``
 rather than starting a computation): the chapters' tables and claims on the book's specimen and on the second
-one. Each ``answer_*`` function takes it and returns Markdown.
+one. Each ``answer_*`` function (a prediction, a discussion question or a task set in class) and each ``model_*``
+function (a homework's model answer, for the teacher only) takes it and returns Markdown.
 """
 from __future__ import annotations
 
 import contextlib
 import io
+import math
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
+from ..core import rules
+from ..core.display import estimate_text
 from ..core.lab import open_lab
 from ..core.specimens import GEMMA_SPECIMEN
+from ..core.stats import t_interval
 from ..exercises import specimen as specimen_exercises
 from ..exercises.structure import ar1_delta_correlation
-from ..growth import frontier_analysis, frontier_report
+from ..growth import FrontierParams, frontier_analysis, frontier_report, parameter_counts
+from ..growth.report import EXPERIMENT as SMALL_BUDGET_EXPERIMENT
 from ..verdicts import CHAPTERS, book_claims, headline
 from .timing import chapter_runs
 
 BY_NUMBER = {c.number: c for c in CHAPTERS}
+SIZING_BUDGET_FLOPS = 1e15  # session 7's homework: the budget a target model is sized for
+COLLEAGUE_CORRELATION = -0.3  # session 4's homework: the lag-1 delta correlation a colleague reports
+RECOVERY_RHO = 0.5  # session 6's homework: the correlation of recovery with importance worth detecting
+SHARED_ORDER = 0.8  # a rank correlation from which two importance maps are read as giving the same order
+LEVEL, POWER = 0.95, 0.8  # the intervals' level and the power a design is sized for (as the book's rules)
+
+
+def flops_text(flops: float) -> str:
+    """A round FLOP count as a plain power of ten ("1e15", not Python's "1e+15")."""
+    return f"{flops:.0e}".replace("e+", "e")
 
 
 class Evidence:
@@ -99,6 +116,27 @@ def answer_conventions(ev: Evidence) -> str:
             "intervals a few percent wide on a 2-core CPU, far less than the paper profile asks for.")
 
 
+def _inconclusive(ev: Evidence) -> dict | None:
+    claims = ev.claims()
+    found = claims[claims["Verdict"] == rules.INCONCLUSIVE]
+    return found.iloc[0].to_dict() if len(found) else None
+
+
+def model_verdict_words(ev: Evidence) -> str:
+    claims = ev.claims()
+    counts = claims["Verdict"].value_counts()
+    example = _inconclusive(ev)
+    decided = (f" For example \"{example['Claim']}\" (chapter {example['chapter']}): {example['Ours']}; "
+               f"{example['Note']}." if example is not None else "")
+    return (f"A verdict word ({', '.join(rules.VERDICTS)}) promises that our measurement was held to the paper's "
+            "number by a rule stated once for the whole book (chapter 9's rules table), with an interval wherever "
+            "there is one. It does not promise that the claim holds beyond this specimen, profile and corpus, nor "
+            "that the measurement survives the strongest control beside it (a column of its own). Of the book's "
+            f"{len(claims)} claims on {ev.name}: " + ", ".join(f"{n} {verdict}" for verdict, n in counts.items())
+            + ". An inconclusive verdict becomes decided once its interval excludes either the paper's value or no "
+            "effect: more of its unit of replication (text blocks, seeds, layers)." + decided)
+
+
 # ---- session 1 -------------------------------------------------------------------------------------------------
 def answer_embedding_share(ev: Evidence) -> str:
     budget = ev.tables(1)["budget"].set_index("part")
@@ -122,6 +160,39 @@ def answer_interval_unit(ev: Evidence) -> str:
             f"{high - low:.2f} and "
             f"resampling tokens {tok_high - tok_low:.2f}, {(high - low) / (tok_high - tok_low):.1f} times narrower: "
             "tokens of one block share a topic and a speaker, so they are not independent draws.")
+
+
+def _budget_parts(ev: Evidence, on_second: bool) -> dict[str, float]:
+    tables = ev.tables(1, on_second)
+    budget = tables["budget"].set_index("part")
+    architecture = tables["architecture"].set_index("property")["value"]
+
+    def row(starts: str) -> pd.Series:
+        return budget.loc[[p for p in budget.index if p.startswith(starts)][0]]
+
+    return {"total": float(row("total")["parameters"]), "embedding": float(row("token embedding")["parameters"]),
+            "embedding_pct": float(row("token embedding")["share_pct"]), "layers": float(row("all ")["parameters"]),
+            "layer": float(row("one decoder layer")["parameters"]),
+            "layer_pct": float(row("one decoder layer")["share_pct"]),
+            "n_layers": int(architecture["decoder layers"]), "width": int(architecture["d_model"]),
+            "vocabulary": int(architecture["vocabulary"]), "head_dim": int(architecture["head dim"]),
+            "heads": int(architecture["query heads"])}
+
+
+def model_gemma_parameters(ev: Evidence) -> str:
+    mine, gemma = _budget_parts(ev, False), _budget_parts(ev, True)
+    return (f"In the embedding. {ev.second_name} has {gemma['total'] / 1e6:.0f}M parameters against "
+            f"{mine['total'] / 1e6:.0f}M; its tied embedding ({gemma['vocabulary']:,} entries x width "
+            f"{gemma['width']}) holds {gemma['embedding'] / 1e6:.0f}M ({gemma['embedding_pct']:.0f}%) against "
+            f"{mine['embedding'] / 1e6:.0f}M ({mine['embedding_pct']:.0f}%), while its {gemma['n_layers']} layers "
+            f"together hold {gemma['layers'] / 1e6:.0f}M against {mine['layers'] / 1e6:.0f}M for "
+            f"{mine['n_layers']}. One Gemma layer has {gemma['layer'] / 1e6:.2f}M parameters "
+            f"({gemma['layer_pct']:.1f}% of the model): its head size {gemma['head_dim']} is read from the config "
+            f"({gemma['heads']} query heads make q {gemma['heads'] * gemma['head_dim']} wide, not the width "
+            f"{gemma['width']}), against {mine['layer'] / 1e6:.2f}M ({mine['layer_pct']:.1f}%) for one of "
+            f"{ev.name}'s. Prediction: removing one of Gemma's layers removes 1/{gemma['n_layers']} of its depth "
+            f"against 1/{mine['n_layers']}, but a {'smaller' if gemma['layer_pct'] < mine['layer_pct'] else 'larger'} "
+            "share of its parameters; the share alone says nothing of its importance (chapter 2 measures that).")
 
 
 def answer_checkpoint(ev: Evidence) -> str:
@@ -164,6 +235,21 @@ def answer_methods_agree(ev: Evidence) -> str:
             "its ablation method; its order is what they share.")
 
 
+def model_map_or_method(ev: Evidence) -> str:
+    tables = ev.tables(2)
+    mean, skip = (tables[m].set_index("layer")["change_pct"] for m in ("neighbor_mean", "skip"))
+    top = int(mean.idxmax())
+    rho = float(mean.rank().corr(skip.rank()))
+    return (f"Of both, in different respects. The same layer costs two different amounts: L{top} replaced by its "
+            f"neighbours' mean {_pct(mean[top])}, skipped {_pct(skip[top])}, so the size of a layer's importance "
+            f"belongs to the ablation method. The order is "
+            + ("shared" if rho >= SHARED_ORDER else "only partly shared")
+            + f" (Spearman {rho:.2f} over {len(mean)} layers), so the ranking "
+            + ("is" if rho >= SHARED_ORDER else "is only in part") + " a property of the model. A third operator "
+            "(zeroing, or the layer's mean activation) "
+            "would have to give the same order with a size of its own for the map to be read as the model's.")
+
+
 def answer_anti_layer(ev: Evidence) -> str:
     row = ev.claim(2, "anti-layers")
     table = ev.tables(2)["neighbor_mean"]
@@ -199,6 +285,25 @@ def answer_ridge_vs_previous(ev: Evidence) -> str:
             + ("all three are worse than that." if max(ridge, previous, mean) < 0 else "read each against 0."))
 
 
+def model_predictor(ev: Evidence) -> str:
+    fits = _fits(ev)
+    ridge, previous, mean = (fits[("specimen", name, "out-of-sample")] for name in ("ridge", "previous layer",
+                                                                                     "mean layer"))
+    random_mean = fits[("random init", "mean layer", "out-of-sample")]
+    n_layers = _budget_parts(ev, False)["n_layers"]
+    independent = -1 / (n_layers - 1)
+    return (f"The bar is a held-out R² above 0, which no constant reaches. On {ev.name} the mean of the other "
+            f"layers scores {mean:+.3f}, copying the previous layer {previous:+.2f}, ridge {ridge:+.2f}: none is "
+            f"above it. If the layers were independent draws around a common mean (chapter 4's null), the mean of "
+            f"the other {n_layers - 1} would score about -1/{n_layers - 1} = {independent:+.3f} (the randomly "
+            f"initialised model gives {random_mean:+.3f}); the specimen's {mean:+.3f} is "
+            f"{'close to' if abs(mean - independent) <= abs(independent) / 2 else 'far from'} that. A predictor "
+            "that could do better has to know what varies smoothly with depth, if anything does: a per-element "
+            "trend in the layer index fitted on the other layers, or the two neighbours interpolated, by component. "
+            "It is held out by leaving every layer pair that touches the predicted layer out of the fit. A full "
+            "answer may conclude that no such predictor exists for these weights, and say why.")
+
+
 def answer_paradox(ev: Evidence) -> str:
     one = ev.claim(3, "PPL after substituting layer(s) 15")
     block = ev.claim(3, "PPL after substituting layer(s) 10")
@@ -215,6 +320,19 @@ def answer_delta_nulls(ev: Evidence) -> str:
             f"with a = 0.5 {ar1_delta_correlation(0.5):+.2f} (the ar1-null exercise derives -(1 - a)/2). Measured: "
             f"the specimen {lag1['specimen']:+.3f}, its layers shuffled {lag1['layer-shuffled']:+.3f}, a random "
             f"initialisation {lag1['random init']:+.3f}: the specimen sits on the null for independent layers.")
+
+
+def model_colleague_correlation(ev: Evidence) -> str:
+    a = 1 + 2 * COLLEAGUE_CORRELATION  # -(1 - a)/2 = c solved for a
+    assert math.isclose(ar1_delta_correlation(a), COLLEAGUE_CORRELATION)
+    lag1 = ev.tables(4)["weights"].query("lag == 1").groupby("model")["corr"].mean()
+    return (f"-(1 - a)/2 = {COLLEAGUE_CORRELATION:g} gives a = {a:g}: each layer keeps {a:.0%} of the previous "
+            "layer's deviation from the mean, a smooth drift, not an oscillation (that would need a below 0, a "
+            f"correlation below {ar1_delta_correlation(0.0):g}). Before believing it: the same statistic on the "
+            "model's layers in shuffled order, and on a random initialisation of the same shape (on "
+            f"{ev.name}: shuffled {lag1['layer-shuffled']:+.3f}, random {lag1['random init']:+.3f}, the specimen "
+            f"{lag1['specimen']:+.3f}); and the quantisation noise of its checkpoint, independent from layer to "
+            f"layer, which pulls the value toward {ar1_delta_correlation(0.0):g}.")
 
 
 def answer_null_match(ev: Evidence) -> str:
@@ -255,6 +373,24 @@ def answer_coherence(ev: Evidence) -> str:
             "that to be told apart, which is why scale(0.9) and intact cannot be separated and zero can.")
 
 
+def model_prompts(ev: Evidence) -> str:
+    facts = _facts(ev)
+    n = int(ev.tables(5)["answers"].groupby("label").size().iloc[0])
+    intact, scaled = float(facts["intact"]), float(facts["scale(alpha=0.9, writers)"])
+    difference = abs(scaled - intact)
+    p = (intact + scaled) / 2
+    z = stats.norm.ppf(0.5 + LEVEL / 2) + stats.norm.ppf(POWER)
+    needed = 2 * p * (1 - p) * (z / difference) ** 2 if difference else math.inf
+    size = (f"about {needed:,.0f} questions per model to detect a difference of {difference * 100:.0f} points at "
+            f"{POWER:.0%} power (two shares near {p:.0%}), against the chapter's {n}" if math.isfinite(needed) else
+            "no number of questions, since the two shares are equal on the chapter's questions")
+    return ("Prompts with one short checkable answer that the intact model gets right and that depend on a fact "
+            "spread over many layers: a capital (\"The capital of Australia is\"), a date (\"The Second World War "
+            "ended in\"), a symbol (\"The chemical symbol for gold is\"). Why they separate: scale(0.9) shrinks every "
+            "writer a little, so prompts the intact model answers with a small margin are the first to flip. "
+            f"How many: intact answers {intact:.0%}, scale(0.9) {scaled:.0%}; {size}.")
+
+
 # ---- session 6 -------------------------------------------------------------------------------------------------
 def answer_slowest_recovery(ev: Evidence) -> str:
     row = ev.claim(6, "recovery speed correlates")
@@ -281,31 +417,169 @@ def answer_optimiser(ev: Evidence) -> str:
             "verdict cannot single out L11.")
 
 
+def model_recovery_experiment(ev: Evidence) -> str:
+    row = ev.claim(6, "recovery speed correlates")
+    runs = ev.tables(6)["runs"]
+    params = BY_NUMBER[6].defaults(ev.lab.profile.name, ev.name)
+    damaged, sham = (runs.loc[runs["kind"] == kind, "wall_s"].mean() for kind in ("damaged", "sham"))
+    damaged_runs = runs[runs["kind"] == "damaged"]
+    recovered = int(damaged_runs["recovered"].sum())
+    z = stats.norm.ppf(0.5 + LEVEL / 2) + stats.norm.ppf(POWER)
+    layers = math.ceil((z / math.atanh(RECOVERY_RHO)) ** 2 + 3)  # Fisher's z for a correlation
+    n_layers = _budget_parts(ev, False)["n_layers"]
+    seeds = params.repeat_count
+    hours = min(layers, n_layers) * (seeds * damaged + sham) / 3600
+    half_width = math.tanh(stats.norm.ppf(0.5 + LEVEL / 2) / math.sqrt(layers - 3))
+    return (f"The correlation is over layers, so the layer is its unit and noise seeds replicate within a layer. "
+            f"Now: {said(row)}. Detecting a Spearman correlation of {RECOVERY_RHO:g} at {POWER:.0%} power needs "
+            f"about {layers} layers (Fisher's z), which {'exceeds' if layers > n_layers else 'fits'} the "
+            f"specimen's {n_layers}: run {'every layer' if layers >= n_layers else f'{layers} layers'}, each with "
+            f"{seeds} noise seeds and its sham, at the chapter's {params.steps} steps (where the raw criterion sees "
+            f"{recovered} of {len(damaged_runs)} damaged runs recover). At the stored runs' speed "
+            f"({damaged / 60:.1f} minutes a damaged run, "
+            f"{sham / 60:.1f} a sham, on a 2-core CPU) that is about {hours:.1f} hours. Expect an interval about "
+            f"±{half_width:.2f} wide where the correlation is near zero, so only a correlation of about "
+            f"{RECOVERY_RHO:g} or more would be decided.")
+
+
 # ---- session 7 -------------------------------------------------------------------------------------------------
 def _arms(ev: Evidence) -> pd.Series:
     return ev.tables(7)["runs"].groupby("arm")["final_val_loss"].mean()
 
 
-def answer_growth_vs_uniform(ev: Evidence) -> str:
-    developmental = ev.claim(7, "developmental (the paper's arm)")
-    gstack = ev.claim(7, "G_stack (a published operator)")
-    small = ev.claim(7, "developmental vs uniform")
+def _paired_final(runs: pd.DataFrame, arm: str, control: str) -> tuple[float, float, float]:
+    """Final validation loss of ``arm`` minus ``control``, paired by seed, with its t-interval."""
+    final = runs.pivot(index="seed", columns="arm", values="final_val_loss")
+    return t_interval((final[arm] - final[control]).to_numpy())
+
+
+def _nats(estimate: tuple[float, float, float]) -> str:
+    return estimate_text(*estimate, decimals=3)
+
+
+def _frontier(ev: Evidence):
+    """The frontier's tables and parameters where its sweep is complete, else (None, parameters)."""
     tables = ev.tables(7)
     found = tables.get("frontier")
-    opening = ""
-    if found is not None and not len(found.get("missing", ())):
-        target = f"depth{tables['frontier_params'].target_layers}"
-        speed = frontier_analysis.speedups(found["finals"], (1.0,), reference=target)
-        names = frontier_report.ARM_NAMES
-        ahead = [names.get(arm, arm) for arm in speed.loc[speed["ci_low"] > 1, "arm"]]
-        behind = [names.get(arm, arm) for arm in speed.loc[speed["ci_high"] < 1, "arm"]]
-        opening = (f"Yes for {', '.join(ahead)}. " if ahead else
-                   "No: no growing arm needs detectably less compute"
-                   + (f", and {', '.join(behind)} needs more. " if behind else ". "))
-    return (opening + "At the compute-optimal size (the question's regime), compute to reach the loss of the "
-            f"target depth trained from the start: developmental, {said(developmental)}; G_stack, {said(gstack)} "
-            "(a speed-up below 1 means growing needed more compute). On the chapter's small budget, where the "
-            f"target is far too large for its budget: {said(small)}.")
+    complete = found is not None and frontier_report.is_complete(found)
+    return (found if complete else None), tables["frontier_params"]
+
+
+def _speedup(row) -> str:
+    interval = f" [{row.ci_low:.2f}, {row.ci_high:.2f}]" if np.isfinite(row.ci_low) else ""
+    return f"{row.speedup:.2f}x{interval}"
+
+
+def _small_budget_tokens_per_parameter(ev: Evidence) -> float:
+    """Tokens the small-budget study's uniform arm sees per body parameter of its target."""
+    params = BY_NUMBER[7].defaults(ev.lab.profile.name, None)
+    tokens = params.budget_steps * params.batch * params.context
+    return tokens / parameter_counts(params.shape, params.target_layers)["body"]
+
+
+def answer_growth_vs_uniform(ev: Evidence) -> str:
+    runs = ev.tables(7)["runs"]
+    growing = [arm for arm in ("gstack", "developmental") if arm in set(runs["arm"])]
+    names = frontier_report.ARM_NAMES
+    small = "; ".join(f"{names.get(arm, arm)} minus uniform {_nats(_paired_final(runs, arm, 'uniform'))}, minus "
+                      f"shallow {_nats(_paired_final(runs, arm, 'shallow'))}" for arm in growing)
+    seeds = runs["seed"].nunique()
+    ahead = [names.get(arm, arm) for arm in growing if _paired_final(runs, arm, "uniform")[2] < 0]
+    behind_shallow = [names.get(arm, arm) for arm in growing if _paired_final(runs, arm, "shallow")[1] > 0]
+    claims = ev.claims()
+    small_claims = claims[(claims["chapter"] == 7) & (claims["Experiment"] == SMALL_BUDGET_EXPERIMENT)]
+    explained = small_claims.loc[small_claims["Survives"] == rules.SURVIVES_NO, "Claim"].tolist()
+    small_sentence = (f"At the chapter's small budget (the final-loss table; nats per token, paired by seed over "
+                      f"{seeds} seeds; below zero: the growing arm lower): {small}. "
+                      + (f"{', '.join(ahead)} beat{'s' if len(ahead) == 1 else ''} full depth there (an interval "
+                         "below zero)" if ahead else "No growing arm beats full depth there detectably")
+                      + (f"; the shallow model at the same FLOPs beats {', '.join(behind_shallow)} (an interval above "
+                         "zero), so what growth gains there it gains by being shallow for longer" if behind_shallow
+                         else "; no growing arm is shown to trail the shallow model at the same FLOPs")
+                      + (". Under 'survives its control' the small budget's claims read 'no' for: "
+                         + "; ".join(f'"{c}"' for c in explained) + "." if explained else "."))
+    found, params = _frontier(ev)
+    if found is None:
+        return ("The compute-optimal frontier is not complete, so the verdict uses the small budget only. "
+                + small_sentence)
+    target = f"depth{params.target_layers}"
+    at_c = frontier_analysis.speedups(found["finals"], (1.0,), reference=target)
+    ahead = [names.get(r.arm, r.arm) for r in at_c.itertuples() if r.ci_low > 1]
+    behind = [names.get(r.arm, r.arm) for r in at_c.itertuples() if r.ci_high < 1]
+    verdict = (f"Yes for {', '.join(ahead)}" if ahead else "No: no growing arm needs detectably less compute"
+               + (f" and {', '.join(behind)} needs more" if behind else ""))
+    speedups = "; ".join(f"{names.get(r.arm, r.arm)} {_speedup(r)}" for r in at_c.itertuples())
+    return (f"{verdict}, read at C*, where the {params.target_layers}-layer target is sized for its budget (the "
+            "comparison the question needs). Speed-up to the loss of the target trained from the start, above 1 "
+            f"when growing needs less compute: {speedups}. {small_sentence} The small budget's target sees "
+            f"{_small_budget_tokens_per_parameter(ev):.2f} tokens per body parameter against "
+            f"{params.tokens_per_parameter:g} at C*: far too large for its budget, which is why the verdict is read "
+            "at C*.")
+
+
+def answer_equal_steps(ev: Evidence) -> str:
+    row = ev.claim(7, "the paper's protocol")
+    opening = (f"Equal steps reward the arm that is cheap per step: a growing model is shallow early, so equal steps "
+               f"give it fewer FLOPs. Even so, {said(row)}. ")
+    found, params = _frontier(ev)
+    if found is None:
+        return opening + ("What would convince: a speed-up against the compute-optimal frontier at matched FLOPs, "
+                          "paired by seed, whose interval lies above 1; that sweep is not complete yet.")
+    table = frontier_report.speedup_table(found)
+    names = frontier_report.ARM_NAMES
+    at_c = "; ".join(f"{names.get(r.arm, r.arm)} {_speedup(r)}" for r in table.itertuples() if r.multiple == 1.0)
+    above = [f"{names.get(r.arm, r.arm)} at {r.multiple:g} C*" for r in table.itertuples() if r.ci_low > 1]
+    return (opening + "What would convince: a speed-up against the frontier (the best fixed depth at each budget, "
+            "the shallow model at the same FLOPs included) at matched FLOPs, paired by seed, whose interval lies "
+            "wholly above 1, at a budget where the target is the right size. The book's values at C*: "
+            f"{at_c}. Of the {len(table)} read-outs ({', '.join(f'{m:g} C*' for m in sorted(set(table['multiple'])))}"
+            f" for each growing arm), {len(above)} "
+            + (f"lie above 1: {', '.join(above)}." if above else "lie above 1: none convinces yet."))
+
+
+def answer_sizing(ev: Evidence) -> str:
+    params = FrontierParams.for_profile(ev.lab.profile.name)
+    body = params.body_parameters
+    per_token = params.token_flops(params.target_layers)
+    tokens = params.tokens_per_parameter * body
+    rule_of_thumb = 6 * body * tokens
+    return (f"Body parameters (decoder layers and final norm): {body:,}. Tokens at "
+            f"{params.tokens_per_parameter:g} per body parameter: {tokens / 1e6:.2f}M. Training FLOPs per token in "
+            f"the chapter's convention: {per_token / 1e6:.2f}M (forward and backward, attention's T x T products and "
+            f"the head included), so C* = {params.c_star:.3g} FLOPs. The rule of thumb 6 N D gives "
+            f"{rule_of_thumb:.3g}: at this width the attention and the head add "
+            f"{params.c_star / rule_of_thumb - 1:.0%}, which is why the chapter counts them.")
+
+
+def _sized_for(params: FrontierParams, budget: float) -> FrontierParams:
+    """The design's width (a multiple of its head size) whose C* is nearest ``budget`` on a log scale."""
+    head = params.width // params.heads
+    candidates = [params.at_width(head * k) for k in range(1, 129)]
+    return min(candidates, key=lambda p: abs(math.log(p.c_star / budget)))
+
+
+def model_sizing(ev: Evidence) -> str:
+    params = FrontierParams.for_profile(ev.lab.profile.name)
+    sized = _sized_for(params, SIZING_BUDGET_FLOPS)
+    tokens = sized.tokens_per_parameter * sized.body_parameters
+    found, _ = _frontier(ev)
+    design = ev.tables(7)["frontier"]["design"]
+    train_bytes = float((design["tokens"] / design["passes"]).iloc[0])
+    best = ""
+    if found is not None:
+        front = frontier_analysis.frontier_table(found["finals"]).set_index("multiple")
+        if 1.0 in front.index:
+            best = (f"; or from the frontier's best fixed depth at C* in the chapter's sweep, the "
+                    f"{front.loc[1.0, 'best_depth'].removeprefix('depth')}-layer model")
+    return (f"Width {sized.width} ({sized.heads} heads, MLP {sized.mlp_width}): {sized.body_parameters:,} body "
+            f"parameters, {sized.token_flops(sized.target_layers) / 1e6:.2f}M training FLOPs per token, so "
+            f"{tokens / 1e6:.1f}M tokens at {sized.tokens_per_parameter:g} per body parameter and C* = "
+            f"{sized.c_star:.3g} FLOPs, the nearest to {flops_text(SIZING_BUDGET_FLOPS)} (the next widths give "
+            f"{sized.at_width(sized.width - sized.width // sized.heads).c_star:.3g} and "
+            f"{sized.at_width(sized.width + sized.width // sized.heads).c_star:.3g}); {tokens / train_bytes:.1f} "
+            f"passes over the chapter's {train_bytes / 1e6:.1f}M training bytes. Grow it from "
+            f"{sized.start_layers} layers, as G_stack stacks its base {sized.target_layers // sized.start_layers} "
+            f"times over{best}.")
 
 
 def answer_shallow_wins(ev: Evidence) -> str:
@@ -317,19 +591,21 @@ def answer_shallow_wins(ev: Evidence) -> str:
             "growth is tested. The chapter's byte-level frontier is the experiment sized for the question.")
 
 
-def answer_equal_steps(ev: Evidence) -> str:
-    row = ev.claim(7, "the paper's protocol")
-    return (f"Equal steps reward the arm that is cheap per step: a growing model is shallow early, so equal steps "
-            f"give it fewer FLOPs. Even so, {said(row)}.")
 
 
 # ---- session 8 -------------------------------------------------------------------------------------------------
-def _generality(ev: Evidence) -> tuple[int, int, int]:
+def _both_specimens(ev: Evidence) -> pd.DataFrame:
+    """The dissection chapters' claims on both specimens, matched by chapter and position (columns of the second
+    specimen end in " 2")."""
     first, second = ev.claims(), ev.claims(on_second=True)
     dissection = [c.number for c in CHAPTERS if not c.trains_own_models and c.number != 1]
     first = first[first["chapter"].isin(dissection)].assign(position=lambda t: t.groupby("chapter").cumcount())
     second = second[second["chapter"].isin(dissection)].assign(position=lambda t: t.groupby("chapter").cumcount())
-    both = first.merge(second, on=["chapter", "position"], suffixes=("", " 2"))
+    return first.merge(second, on=["chapter", "position"], suffixes=("", " 2"))
+
+
+def _generality(ev: Evidence) -> tuple[int, int, int]:
+    both = _both_specimens(ev)
     same = int((both["Verdict"] == both["Verdict 2"]).sum())
     held = int(((both["Verdict"] == "reproduced") & (both["Verdict 2"] == "reproduced")).sum())
     return len(both), same, held
@@ -350,6 +626,28 @@ def answer_how_many(ev: Evidence) -> str:
             "training data, quantisation).")
 
 
+def model_two_claims(ev: Evidence) -> str:
+    both = _both_specimens(ev)
+    held = both[(both["Verdict"] == rules.REPRODUCED) & (both["Verdict 2"] == rules.REPRODUCED)]
+    moved = both[both["Verdict"] != both["Verdict 2"]]
+    parts = []
+    if len(held):
+        r = held.iloc[0]
+        parts.append(f"Holds on both: \"{r['Claim']}\" (chapter {r['chapter']}), reproduced on {ev.name} "
+                     f"({r['Ours']}) and on {ev.second_name} ({r['Ours 2']}); a third specimen of another family "
+                     "should show it too if it is a property of transformers.")
+    else:
+        parts.append("No claim is reproduced on both specimens, so the first half has no example here: say so.")
+    if len(moved):
+        r = moved.iloc[0]
+        parts.append(f"Moves: \"{r['Claim']}\" (chapter {r['chapter']}), {r['Verdict']} on {ev.name} against "
+                     f"{r['Verdict 2']} on {ev.second_name}; a third specimen decides which of the two is the "
+                     "exception, and one that differs from both in the suspected cause (family, depth, training "
+                     "data, quantisation) says whether that cause matters.")
+    return (" ".join(parts) + " A good third specimen differs from both in one way at a time: a base model of "
+            "SmolLM2's family at another depth, for instance.")
+
+
 # ---- session 9 -------------------------------------------------------------------------------------------------
 def answer_survive(ev: Evidence) -> str:
     return " ".join(headline(ev.claims()))
@@ -361,3 +659,16 @@ def answer_what_changes(ev: Evidence) -> str:
     return ("The inconclusive ones first: " + "; ".join(f'"{c}"' for c in inconclusive)
             + ". Each needs more seeds or more text (the paper profile), not another rule.") if inconclusive else (
         "No claim is inconclusive at the quick profile.")
+
+
+def model_settle_inconclusive(ev: Evidence) -> str:
+    example = _inconclusive(ev)
+    if example is None:
+        return "No claim is inconclusive at this profile: the question has no subject until one is."
+    return (f"For example \"{example['Claim']}\" (chapter {example['chapter']}): {example['Ours']} "
+            f"({example['Note']}). Its interval holds both the paper's value and no effect. The experiment: more of "
+            "its unit of replication until the interval is narrower than the distance between the two (an "
+            "interval narrows as one over the square root of the units: half as wide takes four times as many), "
+            "under the same rule "
+            "and control. If the interval then excludes no effect in the paper's direction, the claim is "
+            "reproduced or partly so; if it excludes the paper's value, not reproduced.")

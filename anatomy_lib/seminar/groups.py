@@ -8,10 +8,16 @@ a group a reader invents is computed, as its chapter would.
 
 Sessions 8 and 9 teach the atlas and the verdicts, which have no claims of their own: their groups' columns hold
 the claims of the chapters they sum up (the dissection chapters for the atlas, every chapter for the verdicts).
+
+Rows are matched by position and worded as the first group's claims; a group whose own claim reads otherwise (on
+Gemma, chapter 3 substitutes the layers at the same relative depth, not the same layer numbers) says so in its cell
+(``own_wording``).
+``group_agreement`` puts the table in a sentence for the teacher's notes: where the groups agree and where not.
 """
 from __future__ import annotations
 
 import contextlib
+import difflib
 import io
 from dataclasses import replace
 
@@ -19,14 +25,83 @@ import pandas as pd
 
 from .. import growth
 from ..core.lab import NotStored, open_lab
+from ..core.rules import VERDICTS
 from ..verdicts import CHAPTERS, NO_SECOND_SPECIMEN, book_claims
 
 GROUP_KEYS = ("blocks_seed", "specimen", "experiment")  # overrides that are not a parameter of the chapter
+WORDING = "group's wording"  # a column used while merging: a group's own claim beside the row's
 EXPERIMENTS = {7: ("frontier",)}  # chapter -> the further experiments a group may name
 DISSECTION = tuple(c.number for c in CHAPTERS if not c.trains_own_models and c.number != 1)
 SUMMARY_SESSIONS = {8: DISSECTION, 9: tuple(c.number for c in CHAPTERS)}  # session -> the chapters it sums up
 NOT_STORED = "not stored"  # a group's cell where its result is missing from a read-only store (``missing="mark"``)
 NOT_STATED = "not stated"  # a group's cell for a claim its experiment does not judge
+OWN_CLAIM = "its own claim"  # in a cell: the words of the group's claim that differ from the row's
+
+
+def own_wording(row_claim: str, group_claim) -> str:
+    """Where ``group_claim`` reads otherwise than ``row_claim``: its differing words, each run inside the claim with
+    the word before it so that it reads on its own (another layer range reads "layer(s)" and its numbers; a run
+    that opens the claim is its subject and stands alone); empty where they read the same."""
+    if not isinstance(group_claim, str) or not isinstance(row_claim, str) or group_claim == row_claim:
+        return ""
+    row_words, group_words = row_claim.split(), group_claim.split()
+    runs = []
+    for tag, _, _, start, end in difflib.SequenceMatcher(a=row_words, b=group_words, autojunk=False).get_opcodes():
+        if tag in ("replace", "insert"):
+            runs.append(" ".join(group_words[max(start - 1, 0):end]))
+    return "; ".join(runs) or group_claim  # only words dropped: the group's whole wording
+
+
+def with_wording(verdict, row_claim: str, group_claim) -> str:
+    """A group's cell: its verdict, and its own claim's words where they differ from the row's."""
+    differs = own_wording(row_claim, group_claim)
+    return f"{verdict} ({OWN_CLAIM}: {differs})" if differs else verdict
+
+
+def verdict_word(cell) -> str | None:
+    """The verdict a cell holds (its words before any note), or None for a cell that judges nothing (not stored,
+    not stated, no second specimen)."""
+    if not isinstance(cell, str):
+        return None
+    word = cell.split(" (")[0]
+    return word if word in VERDICTS else None
+
+
+def group_agreement(table: pd.DataFrame, names) -> str:
+    """The groups' table in a sentence, computed: on how many of the claims two or more groups judge they give the
+    same verdict, and, where not, which group gave which; then the claims only one group judges, with their
+    verdicts. For the teacher's notes, so that what they say of the groups can never contradict the table."""
+    names = list(names)
+    shared, differ = 0, []
+    alone: dict[str, list[str]] = {name: [] for name in names}
+    for _, row in table.iterrows():
+        judged = {name: verdict_word(row[name]) for name in names if verdict_word(row[name])}
+        if len(judged) == 1:
+            name, verdict = next(iter(judged.items()))
+            alone[name].append(verdict)
+        if len(judged) < 2:
+            continue
+        shared += 1
+        if len(set(judged.values())) > 1:
+            by_verdict: dict[str, list[str]] = {}
+            for name, verdict in judged.items():
+                by_verdict.setdefault(verdict, []).append(name)
+            differ.append(f"\"{row['claim']}\": " + " against ".join(f"{verdict} ({', '.join(groups)})"
+                                                                    for verdict, groups in by_verdict.items()))
+    if shared:
+        out = (f"The groups agree on {shared - len(differ)} of the {shared} claims more than one of them judges"
+               + (f"; they differ on {len(differ)}: " + "; ".join(differ) + "." if differ else "."))
+    else:
+        out = "No claim is judged by more than one group: each column holds its own experiment's claims."
+    only = []
+    for name, verdicts in alone.items():
+        if verdicts:
+            counts = pd.Series(verdicts).value_counts()
+            only.append(f"{name}, {len(verdicts)} claim{'s' if len(verdicts) != 1 else ''} ("
+                        + ", ".join(f"{n} {verdict}" for verdict, n in counts.items()) + ")")
+    if only:
+        out += " Judged by one group only: " + "; ".join(only) + "."
+    return out
 
 
 def group_lab(lab, overrides: dict, progress: bool = False, read_only: bool = False):
@@ -73,7 +148,8 @@ def group_verdicts(lab, chapter: int, groups: dict[str, dict], progress: bool = 
     the store where they match, and are computed otherwise, as the chapter would (never, with ``read_only``: a
     missing result raises ``NotStored``, or with ``missing="mark"`` fills the group's column with
     ``NOT_STORED``). Claims are matched by position, so a claim about "L11" on SmolLM2 meets the claim about the
-    layer at the same relative depth on another specimen; the first group's wording names the row. A group that
+    layer at the same relative depth on another specimen; the first group's wording names the row, and a cell whose
+    group's claim reads otherwise adds its own words (``with_wording``). A group that
     names an experiment is matched by the claim's wording instead, and the other groups leave out that
     experiment's claims (its column holds them). Sessions 8 and 9 (``SUMMARY_SESSIONS``) put the claims of the
     chapters they sum up side by side, one row per claim with its chapter."""
@@ -103,7 +179,8 @@ def group_verdicts(lab, chapter: int, groups: dict[str, dict], progress: bool = 
             part = pd.DataFrame(columns=["claim", "paper", name, "position"])
         else:
             kept = claims if by_wording else [c for c in claims if c.experiment not in named]
-            part = pd.DataFrame([{"claim": c.claim, "paper": c.paper, name: c.verdict} for c in kept])
+            part = pd.DataFrame([{"claim": c.claim, "paper": c.paper, name: c.verdict} for c in kept],
+                                columns=["claim", "paper", name])
             part["position"] = range(len(part))
         if table is None:
             table = part
@@ -112,7 +189,12 @@ def group_verdicts(lab, chapter: int, groups: dict[str, dict], progress: bool = 
             new = part[~part.set_index(["claim", "paper"]).index.isin(table.set_index(["claim", "paper"]).index)]
             table = pd.concat([table, new.drop(columns="position")], ignore_index=True)
         else:
-            table = table.merge(part[["position", name]], on="position", how="outer")
+            theirs = part[["position", name, "claim"]].rename(columns={"claim": WORDING})
+            table = table.merge(theirs, on="position", how="outer")
+            table[name] = [with_wording(verdict, claim, wording) if isinstance(verdict, str) else verdict
+                           for verdict, claim, wording in zip(table[name], table["claim"], table[WORDING])]
+            table["claim"] = table["claim"].fillna(table[WORDING])  # a row only this group has: its own words
+            table = table.drop(columns=WORDING)
     for name, claims in found.items():
         table[name] = table[name].fillna(NOT_STORED if claims is None else NOT_STATED)
     return table.drop(columns="position").reset_index(drop=True)
@@ -144,13 +226,14 @@ def _summary_verdicts(lab, session: int, groups: dict[str, dict], progress: bool
         part = part.assign(position=part.groupby("chapter").cumcount())[["chapter", "position", "claim", "paper",
                                                                          name]]
         if table is None:
-            table = part
+            table = part.assign(**{WORDING: part["claim"]})
         else:
-            table = table.merge(part[["chapter", "position", name]], on=["chapter", "position"], how="left")
+            theirs = part[["chapter", "position", name, "claim"]].rename(columns={"claim": WORDING})
+            table = table.drop(columns=WORDING).merge(theirs, on=["chapter", "position"], how="left")
         cells = []
-        for chapter, value in zip(table["chapter"], table[name]):
+        for chapter, value, claim, wording in zip(table["chapter"], table[name], table["claim"], table[WORDING]):
             if isinstance(value, str):
-                cells.append(value)
+                cells.append(with_wording(value, claim, wording))
             elif other and chapter in NO_SECOND_SPECIMEN:
                 cells.append(NO_SECOND_SPECIMEN[chapter])
             elif missing == "raise" and read_only:
@@ -158,4 +241,4 @@ def _summary_verdicts(lab, session: int, groups: dict[str, dict], progress: bool
             else:
                 cells.append(NOT_STORED)
         table[name] = cells
-    return table.drop(columns="position").reset_index(drop=True)
+    return table.drop(columns=["position", WORDING]).reset_index(drop=True)

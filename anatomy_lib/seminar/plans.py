@@ -4,8 +4,11 @@ and answered by a function of the stored results), the live work, the exercises,
 pre-reading, and a homework with its rubric; and the final project.
 
 A plan's order is checked (``order_problems``): nothing that answers a prediction is shown before the students
-have written their answer down. The answers themselves are in ``answers``; the sheets and the guide's HTML in
-``sheets``.
+have written their answer down. The answers themselves are in ``answers`` (with the model answer of each homework
+and the answer of any task set in class); the sheets and the guide's HTML in ``sheets``.
+
+A pre-reading names where it starts and, computed from the page (``sheets.reading_html``), where it stops: the next
+heading, or the paragraph a plan names where a section gives a prediction away before its end.
 """
 from __future__ import annotations
 
@@ -16,6 +19,8 @@ import pandas as pd
 
 from .. import exercises
 from ..core.specimens import GEMMA_SPECIMEN
+from ..growth import FrontierParams
+from ..growth.bytes import VOCAB_SIZE
 from ..importance import SECOND_SELECTION
 from . import answers as a
 
@@ -37,6 +42,7 @@ class Segment:
     cells: str  # one of CELLS
     shows: tuple[str, ...] = ()  # outputs of the chapter's page on screen in this segment
     predict: bool = False  # the segment in which the predictions are written down
+    answer: Callable | None = None  # Evidence -> Markdown: the answer to a task set in this segment (teacher's notes)
 
 
 @dataclass(frozen=True)
@@ -44,6 +50,9 @@ class Homework:
     exercises: tuple[str, ...]  # keys of exercises that check themselves
     question: str  # a short written question
     rubric: tuple[tuple[int, str], ...]  # (points, what earns them)
+    # Evidence -> Markdown: what a full-marks answer says, computed where it has numbers; in the teacher's notes
+    # only, never on the handout or the slides. None: the notes say there is no model answer.
+    model_answer: Callable | None = None
 
     @property
     def points(self) -> int:
@@ -56,8 +65,9 @@ class SessionPlan:
     title: str
     goals: str
     introduce: str  # concepts introduced before the prediction (no results)
-    # (the heading of the chapter's section to read, exactly as the page has it: a section that explains the method,
-    # never one that shows the results; the outside work's BibTeX key). Session 0 names its reading in words.
+    # (the heading of the section to read, exactly as the page has it: a section of the chapter (session 0: of the
+    # introduction) that explains the method, never one that shows the results; the outside work's BibTeX key).
+    # The reading stops at the next heading of its level or above (``sheets.reading_stop``).
     reading: tuple[str, str]
     predictions: tuple[Question, ...]
     segments: tuple[Segment, ...]
@@ -65,8 +75,13 @@ class SessionPlan:
     fallback: str  # the same session without a kernel
     discussion: tuple[Question, ...]
     homework: Homework
-    group_note: str = ""  # what to compare across the groups
+    group_note: str = ""  # what to compare across the groups (never what they will find: the notes compute that)
     misconceptions: tuple[str, ...] = field(default=())  # beyond the exercises' catalogued mistakes
+    reading_also: tuple[str, ...] = ()  # further sections of the same page, each read to its own stop
+    # the opening words of the paragraph the reading stops before, where its section gives a prediction away before
+    # its next heading (the stop is then that paragraph, not the heading)
+    reading_stop: str = ""
+    group_tasks: dict = field(default_factory=dict)  # {group: what it reads and does}, beside its overrides
 
     @property
     def chapter(self) -> int | None:
@@ -86,8 +101,18 @@ class SessionPlan:
         return tuple(e.key for e in exercises.of_chapter(self.chapter)) if self.chapter else ()
 
 
+INTRO_TITLE = "Anatomy of a Transformer"  # the introduction's (book/intro.md) title: its opening
+INTRO_SECTIONS = ("How to read it", "Which model produced which figure")  # its sections on reading the book
 GEMMA = {"specimen": GEMMA_SPECIMEN}
 FRONTIER = {"experiment": "frontier"}
+DESIGN = FrontierParams.for_profile("quick")  # chapter 7's compute-optimal design, at the profile the book is built at
+FRONTIER_SECTION = "Growth where the question has an answer"  # chapter 7's first section: the frontier
+SMALL_BUDGET_SECTION = "The paper's protocol at a small budget: the models"
+# chapter 7's outputs, named as the page names them: its caption and section, or its section and columns
+SPEEDUP_CAPTION = "speed-up to each reference's loss (geometric mean, paired by seed)"
+SPEEDUP_COLUMN = f"vs {DESIGN.target_layers} layers from the start"  # as ``growth.frontier_speedups`` heads it
+SPEEDUP_TABLE = f"the table '{SPEEDUP_CAPTION}' in '{FRONTIER_SECTION}', its column '{SPEEDUP_COLUMN}'"
+FINAL_LOSS_TABLE = "the final-loss table in 'Loss against compute' (its columns final_loss and minus_uniform)"
 
 
 def _exercise_segment(minutes: int, chapter: int, then: str) -> Segment:
@@ -102,7 +127,7 @@ PLANS: dict[int, SessionPlan] = {
         "What the book is: a replication of one paper, chapter by chapter, with controls the paper lacks. The two "
         "commands (`make book`, `make test`); profiles (`smoke`, `quick`, `paper`); the results store under "
         "`data/` and its manifests; the verdict words and the rule behind each.",
-        ("the introduction and the seminar guide's 'Running the course'", "wietrzykowski2026anatomical"),
+        (INTRO_TITLE, "wietrzykowski2026anatomical"),
         (Question("How long will chapter 2 take to run on your machine at its defaults, and why is it far less than "
                   "its computation took?", "the guide's table of execution times", a.answer_store_speed),),
         (Segment(15, "The teacher introduces the paper and the book's conventions (profiles, the store, the verdict "
@@ -121,23 +146,27 @@ PLANS: dict[int, SessionPlan] = {
         "library installed",
         (Question("Which of the book's conventions would you change for your own replication, and why?",
                   "the introduction", a.answer_conventions),),
-        Homework(("r2",), "In five sentences: what does a verdict word in this book promise, and what does it not?",
+        Homework(("layer-parameters",),
+                 "In five sentences: what does a verdict word in this book promise, and what does it not?",
                  ((2, "names the rule behind a verdict (a stated threshold, an interval)"),
                   (2, "says what an 'inconclusive' verdict would need to become decided"),
-                  (1, "one concrete example from the book's pages"))),
+                  (1, "one concrete example from the book's pages")),
+                 model_answer=a.model_verdict_words),
         group_note="Colab loads the paper's base model from the hub; the local machine falls back to the offline "
                    "specimen: the first place the two halves of the room see different numbers.",
         misconceptions=("running a chapter recomputes its results (it reads them from the store when they match)",
                         "Colab's numbers are wrong because they differ from the site's (they come from another "
                         "checkpoint, the base model)",
-                        "an exercise's failed first check is an error in the library (the stub is meant to fail)")),
+                        "an exercise's failed first check is an error in the library (the stub is meant to fail)"),
+        # how to read the book, never its findings: the introduction's "What the book found" is skipped
+        reading_also=INTRO_SECTIONS),
     1: SessionPlan(
         1, "The specimen", "Read an architecture off a loaded model; know where the parameters sit; an interval "
         "over text blocks, and why tokens are the wrong unit.",
         "A decoder layer's tensors (q, k, v, o; gate, up, down; the norm gains), grouped-query attention, tied "
         "embeddings. Perplexity as the exponential of the mean NLL. The bootstrap: resample the unit that is "
         "independent.",
-        ("Where the parameters are", "efron1993bootstrap"),
+        ("1. The specimen", "efron1993bootstrap"),
         (Question("What share of the parameters is the token embedding?", "the budget table", a.answer_embedding_share),
          Question("Would a perplexity interval be narrower or wider if it resampled tokens instead of blocks?",
                   "the perplexity interval", a.answer_interval_unit)),
@@ -146,7 +175,8 @@ PLANS: dict[int, SessionPlan] = {
          Segment(10, "Everyone writes an answer to the two predictions.", "pause", predict=True),
          Segment(15, "Run chapter 1 live: the architecture, then the budget table and the perplexity interval; "
                      "compare with the predictions.", "live", shows=("the budget table", "the perplexity interval")),
-         _exercise_segment(25, 1, "Those who finish derive the Gemma layer's count by hand."),
+         _exercise_segment(25, 1, "layer-parameters was the set-up session's homework: pairs compare theirs first. "
+                                  "Those who finish derive the Gemma layer's count by hand."),
          Segment(15, "Groups: one reads the chapter on the book's specimen, one on Gemma-3-270M; the claims go side "
                      "by side.", "live", shows=("the claims table",)),
          Segment(10, "Discussion.", "pause")),
@@ -155,14 +185,15 @@ PLANS: dict[int, SessionPlan] = {
         "with the library installed",
         (Question("The offline specimen is quantised and instruction-tuned. Which later claims could that change, "
                   "and which should be immune?", "chapter 4's quantisation null", a.answer_checkpoint),),
-        Homework(("layer-parameters", "perplexity-interval"),
-                 "Gemma-3-270M has 268M parameters and 18 layers; SmolLM2-135M 30. Where do Gemma's extra "
+        Homework(("perplexity-interval",),
+                 "Gemma-3-270M has about twice SmolLM2-135M's parameters and fewer layers. Where do Gemma's extra "
                  "parameters sit, and what does that predict about layer ablations on it?",
                  ((2, "the embedding's share computed from the vocabulary and width"),
-                  (2, "the per-layer count from the config (head_dim 256 read, not assumed)"),
-                  (1, "a prediction stated before looking at chapter 2 on Gemma"))),
-        group_note="Chapter 1's claims describe the paper's specimen: on Gemma every size differs, which is the "
-                   "point: a fact about one checkpoint is not a fact about another."),
+                  (2, "the per-layer count from the config (the head size read from it, not width / heads)"),
+                  (1, "a prediction stated before looking at chapter 2 on Gemma")),
+                 model_answer=a.model_gemma_parameters),
+        group_note="Chapter 1's claims describe the paper's specimen: compare each size claim across the two "
+                   "columns, and ask which sizes a claim about 'the model' would need to carry over."),
     2: SessionPlan(
         2, "Importance by ablation", "Ablate one layer at a time; read intervals; compare ablation methods.",
         "The residual stream; what removing a layer means (zero it, skip it, replace it by its neighbours' mean) "
@@ -191,7 +222,8 @@ PLANS: dict[int, SessionPlan] = {
                  "numbers on chapter 2's page.",
                  ((2, "quotes the two operators' costs for the same layer"),
                   (2, "separates the ranking (shared) from the size (method-bound)"),
-                  (1, "says what a third operator would have to show"))),
+                  (1, "says what a third operator would have to show")),
+                 model_answer=a.model_map_or_method),
         group_note="A verdict that survives another selection of text is a property of the model on this corpus; "
                    "one that moves is a property of the sample."),
     3: SessionPlan(
@@ -218,13 +250,18 @@ PLANS: dict[int, SessionPlan] = {
         (Question("Is there an \"R²-perplexity paradox\" once R² is measured out of sample?", "the substitution table",
                   a.answer_paradox),),
         Homework(("held-out-ridge", "r2"),
-                 "Design a predictor of a layer's weights that would beat the mean layer held out. What would it "
-                 "have to know that ridge on a projection does not?",
-                 ((2, "states the baseline it must beat (the mean layer's R²) and why"),
-                  (2, "names information beyond the previous layer (depth, position, component)"),
-                  (1, "says how it would be held out"))),
-        group_note="Both specimens give R² near 1 in sample and below 0 held out: the verdict is robust to the "
-                   "specimen, which makes it about the method."),
+                 "R² is measured against the held-out layer's own mean, so a constant at that mean scores exactly 0 "
+                 "and all zeros at most 0. Using only the other layers' weights (never the held-out layer's values "
+                 "or any statistic of them), design a predictor whose held-out R² would be above 0, where the mean "
+                 "of the other layers is not. What would it have to know that ridge on a projection does not?",
+                 ((2, "states the bar (above 0: better than any constant) and the mean layer's held-out R² below it"),
+                  (2, "uses only other layers' weights, with information beyond the previous layer (depth, "
+                      "position, component)"),
+                  (1, "says how it would be held out (no layer pair touching the predicted layer in the fit)")),
+                 model_answer=a.model_predictor),
+        group_note="Compare in-sample against held-out R² on each specimen, then the substitution rows: each "
+                   "specimen substitutes the layers at the same relative depth, which its cell names where the "
+                   "numbers differ."),
     4: SessionPlan(
         4, "Weight structure", "Derive the delta correlation for independent layers; use shuffled and random models "
         "as nulls; separate quantisation noise from structure.",
@@ -247,12 +284,18 @@ PLANS: dict[int, SessionPlan] = {
         (Question("When does a number that matches a null model still tell us something?", "the nulls' figure",
                   a.answer_null_match),),
         Homework(("delta-correlation", "ar1-null"),
-                 "A colleague finds lag-1 delta correlations of -0.3 in another model. What does it say about its "
-                 "layers, by the AR(1) formula, and what null would you run before believing it?",
-                 ((2, "solves -(1 - a)/2 = -0.3 for a"),
+                 f"A colleague finds lag-1 delta correlations of {a.COLLEAGUE_CORRELATION:g} in another model. What "
+                 "does it say about its layers, by the AR(1) formula, and what null would you run before believing "
+                 "it?",
+                 ((2, f"solves -(1 - a)/2 = {a.COLLEAGUE_CORRELATION:g} for a"),
                   (2, "names a shuffled or random-initialisation null"),
-                  (1, "mentions quantisation noise as a confound"))),
-        group_note="Both specimens sit at the null: a result that generalises but means nothing about structure."),
+                  (1, "mentions quantisation noise as a confound")),
+                 model_answer=a.model_colleague_correlation),
+        group_note="Compare each specimen's lag-1 correlation with its own nulls (shuffled layers, a random "
+                   "initialisation), not with the paper's number: the same verdict on both says a result generalises, "
+                   "not that it says anything about structure.",
+        # the opening's second paragraph derives the value for independent layers: today's first prediction
+        reading_stop="Before reading meaning into -0.50"),
     5: SessionPlan(
         5, "Manipulation strategies", "Weight surgery that always restores the model; scaling against replacing; "
         "measuring coherence with factual questions and intervals.",
@@ -281,7 +324,8 @@ PLANS: dict[int, SessionPlan] = {
                  "chapter's, and say why.",
                  ((2, "prompts with one checkable answer each"),
                   (2, "argues from the interval's width how many such prompts are needed"),
-                  (1, "avoids prompts the intact model already fails"))),
+                  (1, "avoids prompts the intact model already fails")),
+                 model_answer=a.model_prompts),
         group_note="On a post-norm family the writers are different tensors: the same strategy is a different edit."),
     6: SessionPlan(
         6, "Recovery speed", "Damage matched in nats; shams as controls; recovery judged by an interval.",
@@ -306,47 +350,70 @@ PLANS: dict[int, SessionPlan] = {
                   "claim about the layer alone look like?", "the criterion sensitivity table", a.answer_optimiser),),
         Homework(("recovery-criterion", "matched-damage"),
                  "Propose the smallest experiment that would make 'recovery speed correlates with importance' "
-                 "decidable on this CPU: seeds, layers, budget, and the interval you expect.",
+                 "decidable on a 2-core laptop CPU: seeds, layers, budget, and the interval you expect.",
                  ((2, "noise seeds as the unit of replication"),
                   (2, "a budget where some layer recovers, with the sham"),
-                  (1, "a power or interval argument"))),
-        group_note="The sham's drift differs between the specimens: a raw recovery criterion would give them "
-                   "different verdicts for a reason that has nothing to do with the layers."),
+                  (1, "a power or interval argument")),
+                 model_answer=a.model_recovery_experiment),
+        group_note="Compare each specimen's sham (what the fine-tuning does without damage) before its verdicts: a "
+                   "raw recovery criterion would judge the specimens by their sham's drift, not by their layers."),
     7: SessionPlan(
         7, "Growth at matched compute", "Matched compute; several seeds; the controls that could explain a gain away; "
         "a regime where the question has an answer.",
-        "FLOP accounting (2 FLOPs per multiply-add, attention's T x T products); compute-optimal sizes (about 20 "
-        "tokens per parameter); growth operators (G_stack, MIDAS); warm-up-stable-decay schedules.",
-        ("The paper's protocol at a small budget: the models", "hoffmann2022chinchilla"),
+        "FLOP accounting (2 FLOPs per multiply-add, attention's T x T products, the head; forward and backward); "
+        f"compute-optimal sizes: C*, the compute-optimal budget, is {DESIGN.tokens_per_parameter:g} tokens per body "
+        "parameter (decoder layers and final norm, the embedding not counted) times the training FLOPs per token; "
+        "growth operators (G_stack, MIDAS); warm-up-stable-decay schedules.",
+        (SMALL_BUDGET_SECTION, "hoffmann2022chinchilla"),
         (Question("At equal FLOPs, will growing a model beat training it at full depth from the start?",
-                  "the speed-up table", a.answer_growth_vs_uniform),
-         Question("Will a shallow model trained on the whole budget beat both?", "the final-loss table",
+                  SPEEDUP_TABLE, a.answer_growth_vs_uniform),
+         Question("Will a shallow model trained on the whole budget beat both?", FINAL_LOSS_TABLE,
                   a.answer_shallow_wins)),
-        (Segment(15, "The teacher introduces FLOP accounting and compute-optimal sizes; the students size a model "
-                     "for a budget on paper.", "read"),
+        (Segment(15, "The teacher introduces FLOP accounting and compute-optimal sizes; then the students size the "
+                     f"chapter's own target on paper: {DESIGN.target_layers} layers of width {DESIGN.width} "
+                     f"({DESIGN.heads} heads, MLP width {DESIGN.mlp_width}, a byte vocabulary of {VOCAB_SIZE} with "
+                     f"tied embeddings, context {DESIGN.context}): its body parameters, its tokens at "
+                     f"{DESIGN.tokens_per_parameter:g} per body parameter, and its C* in training FLOPs.", "read",
+                 answer=a.answer_sizing),
          Segment(10, "Everyone writes yes/no for both predictions.", "pause", predict=True),
-         Segment(15, "Run chapter 7 (stored) in its order: the frontier figure and the speed-up table of 'Growth "
-                     "where the question has an answer', then the paper's protocol at a small budget and its "
-                     "final-loss table.", "live", shows=("the speed-up table", "the final-loss table")),
+         Segment(15, f"Run chapter 7's first section, '{FRONTIER_SECTION}' (stored): the frontier figure, then "
+                     f"{SPEEDUP_TABLE}. Nothing of the small-budget study yet: one group reads it next.", "live",
+                 shows=("the frontier figure", SPEEDUP_TABLE)),
          _exercise_segment(20, 7, ""),
-         Segment(15, "Groups: the paper's protocol at a small budget and the compute-optimal frontier; the verdicts "
-                     "side by side.", "live", shows=("the claims table",)),
-         Segment(15, "Discussion.", "pause")),
+         Segment(15, "Jigsaw (8 minutes reading, 7 explaining): each group reads one experiment's verdicts, then "
+                     "explains them to the other, which copies them into its own grid with the reason.", "live",
+                 shows=(FINAL_LOSS_TABLE, "the claims table")),
+         Segment(15, "Discussion: the two regimes compared.", "pause")),
         {"the paper's protocol at a small budget": {}, "the compute-optimal frontier": FRONTIER},
         "the kernel-free growth explorer on the page; training needs hours on a CPU",
         (Question("The paper compared at equal steps. What does that comparison reward, and what would convince you "
                   "that a growth schedule helps?", "the equal-steps row", a.answer_equal_steps),),
         Homework(("forward-flops", "finetune-step-flops"),
-                 "Size a target model for a budget of 1e15 FLOPs at 20 tokens per parameter, with context 256 and "
-                 "the chapter's FLOP convention; then say which depth you would grow it from.",
-                 ((2, "FLOPs per token from the convention, then parameters from C = 6 N D-style reasoning"),
-                  (2, "tokens per parameter and passes over the data stated"),
-                  (1, "a starting depth with a reason (G_stack stacks its base four times over, or the "
-                      "frontier's best depth)"))),
-        group_note="The two experiments ask the same question in two regimes: the small-budget study trains a "
-                   "target far too large for its budget (a small fraction of a token per parameter), the frontier "
-                   "one sized for it (20 tokens per parameter at C*). A verdict that changes between them is a "
-                   "verdict about the regime."),
+                 f"Size a target model for a budget of {a.flops_text(a.SIZING_BUDGET_FLOPS)} training FLOPs as "
+                 f"chapter 7 sizes its own: {DESIGN.target_layers} layers, a byte vocabulary of {VOCAB_SIZE} with tied "
+                 f"embeddings, heads of size {DESIGN.width // DESIGN.heads}, an MLP "
+                 f"{DESIGN.mlp_width // DESIGN.width} times the width, context {DESIGN.context}. Which width (a "
+                 "multiple of the head size) puts its C* (the compute-optimal budget: "
+                 f"{DESIGN.tokens_per_parameter:g} tokens per body parameter, the decoder layers and final norm but "
+                 "not the embedding, times the training FLOPs per token in the chapter's convention) nearest the "
+                 "budget? Give its body parameters and tokens; then say which depth you would grow it from.",
+                 ((2, "training FLOPs per token from the convention (attention and head included, not 6 per "
+                      "parameter), then the width whose C* is nearest the budget"),
+                  (2, "body parameters and tokens stated, with tokens per body parameter"),
+                  (1, f"a starting depth with a reason (G_stack stacks its base "
+                      f"{DESIGN.target_layers // DESIGN.start_layers} times over, or the frontier's best depth)")),
+                 model_answer=a.model_sizing),
+        group_note="A jigsaw: the groups judge different claims, so compare the regimes, not the columns: at each "
+                   "experiment's budget, how many tokens per parameter the target sees, what the shallow model at the "
+                   "same FLOPs does, and whether a verdict would survive the move to the other regime.",
+        group_tasks={"the paper's protocol at a small budget":
+                     f"reads '{SMALL_BUDGET_SECTION}' to 'Paper vs this book': {FINAL_LOSS_TABLE} and the claims "
+                     "of 'growth against uniform training on one budget' with their controls; then explains its "
+                     "verdicts to the other group",
+                     "the compute-optimal frontier":
+                     f"reads the claims of '{FRONTIER_SECTION}' (the frontier's 'Paper vs this book' rows, 'growth "
+                     "against the compute-optimal frontier') beside the speed-up table shown live; then explains its "
+                     "verdicts to the other group"}),
     8: SessionPlan(
         8, "The atlas", "Compare two specimens at the same relative depth; tell a property of a checkpoint from a "
         "property of transformers.",
@@ -371,8 +438,10 @@ PLANS: dict[int, SessionPlan] = {
                  "specimen have to show?",
                  ((2, "one claim of each kind, quoted with both verdicts"),
                   (2, "a prediction for a third specimen with a reason"),
-                  (1, "names a model that would be a good third specimen and why"))),
-        group_note="A claim reproduced on both is a candidate for generality; on one, a property of that checkpoint."),
+                  (1, "names a model that would be a good third specimen and why")),
+                 model_answer=a.model_two_claims),
+        group_note="Compare each claim across the two columns: one that holds on both is a candidate for generality; "
+                   "one that holds on one, a property of that checkpoint."),
     9: SessionPlan(
         9, "The verdicts", "Read every claim's verdict with its rule; find the choices a verdict depends on.",
         "The verdict words and their rules (chapter 9's rules table); an experiment counted once; a control.",
@@ -393,7 +462,8 @@ PLANS: dict[int, SessionPlan] = {
                  "Choose one 'inconclusive' verdict and write the experiment that would settle it.",
                  ((2, "the claim and its current interval"),
                   (2, "the size of the experiment that would decide it"),
-                  (1, "what each outcome would mean")))),
+                  (1, "what each outcome would mean")),
+                 model_answer=a.model_settle_inconclusive)),
 }
 
 FINAL_PROJECT = (

@@ -3,12 +3,15 @@ session: its plan (``show_plan``), the teacher's notes computed from the stored 
 the final project and the assessment.
 
 Every text comes from ``plans`` and every number from ``answers`` (the stored results) or ``verdicts``: nothing
-here is typed twice. The plans' texts are Markdown-light (``code`` spans, ``**bold**``); ``inline`` turns them
-into HTML, so a printed sheet shows code as code, never as backticks.
+here is typed twice. A pre-reading's stopping point is read from its page (``reading_stop``): the next heading of
+its level or above, so that no reading runs on into the section that answers a prediction. The plans' texts are
+Markdown-light (``code`` spans, ``**bold**``); ``inline`` turns them into HTML, so a printed sheet shows code as
+code, never as backticks.
 """
 from __future__ import annotations
 
 import html
+import json
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -20,10 +23,24 @@ from .. import exercises
 from ..core.display import show_table
 from ..verdicts import KEY_CLAIMS
 from .answers import Evidence
-from .groups import DISSECTION
-from .plans import FINAL_PROJECT, PLANS, PROJECT_RUBRIC, SessionPlan, misconceptions, session_minutes, session_plan
+from .groups import DISSECTION, group_agreement, group_verdicts
+from .plans import (
+    DESIGN,
+    FINAL_PROJECT,
+    PLANS,
+    PROJECT_RUBRIC,
+    SessionPlan,
+    misconceptions,
+    session_minutes,
+    session_plan,
+)
 
-BIBLIOGRAPHY = Path(__file__).resolve().parents[2] / "book" / "references.bib"  # where the book keeps its readings
+BOOK = Path(__file__).resolve().parents[2] / "book"  # the book's pages, next to the library in the repository
+BIBLIOGRAPHY = BOOK / "references.bib"  # where the book keeps its readings
+INTRO_PAGE = "intro"  # session 0 reads the introduction
+# terms a sheet uses that a student may not know: defined where a sheet first uses them
+SHEET_TERMS = {"C*": f"the compute-optimal budget: {DESIGN.tokens_per_parameter:g} tokens per body parameter of the "
+                     "target depth, in its training FLOPs"}
 READINGS_PAGE = "readings.html"
 BLANK_ROWS = 3  # rows of a grid with no claims to name, for the groups to fill in
 SESSION_ZERO_ROWS = (("chapter 1's execution time (minutes)", "the guide's table"),
@@ -63,8 +80,8 @@ def bibliography_keys() -> set[str]:
 
 
 def reading(key: str) -> str:
-    """An outside reading, cited by its BibTeX key (book/references.bib) as HTML: authors, year and title,
-    linked to the book's readings page (which lists every entry)."""
+    """An outside reading, cited by its BibTeX key (book/references.bib) as HTML: authors (year), linked to the book's
+    readings page (which lists every entry), and the title; never the key itself, which means nothing to a reader."""
     entry = _bibliography().get(key)
     if entry is None:
         return f'<a href="{READINGS_PAGE}"><code>{html.escape(key)}</code></a>'
@@ -72,7 +89,7 @@ def reading(key: str) -> str:
     names = authors[0] if len(authors) == 1 else f"{authors[0]} and {authors[1]}" if len(authors) == 2 \
         else f"{authors[0]} et al."
     return (f'<a href="{READINGS_PAGE}">{html.escape(names)} ({html.escape(entry.get("year", ""))})</a>, '
-            f'<i>{html.escape(entry.get("title", ""))}</i> [<code>{html.escape(key)}</code>]')
+            f'<i>{html.escape(entry.get("title", ""))}</i>')
 
 
 CHAPTER_PAGES = {1: "01_specimen", 2: "02_importance", 3: "03_predictability", 4: "04_structure",
@@ -86,15 +103,101 @@ def heading_id(heading: str) -> str:
     return re.sub(r"^[^a-z]+", "", slug)
 
 
-def section_link(chapter: int | None, section: str) -> str:
-    """A chapter's section as a link from the guide (the chapter's title: the page's top)."""
-    if chapter is None:
-        return inline(section)
-    page = CHAPTER_PAGES[chapter]
-    title = section.startswith(f"{chapter}. ")
-    anchor = "" if title else f"#{heading_id(section)}"
-    words = "the opening" if title else f"'{html.escape(section)}'"
-    return f'<a href="{page}.html{anchor}">chapter {chapter}, {words}</a>'
+def page_of(plan: SessionPlan) -> str:
+    """The page a session's pre-reading is on: its chapter's, or the introduction for the set-up session."""
+    return CHAPTER_PAGES[plan.chapter] if plan.chapter else INTRO_PAGE
+
+
+@lru_cache(maxsize=None)
+def page_headings(page: str) -> tuple[tuple[int, str], ...]:
+    """A book page's headings in order, as (level, text), read from its source (``book/<page>.ipynb``'s markdown
+    cells, or ``book/<page>.md`` outside its code cells); empty where the book is not next to the library."""
+    notebook, markdown = BOOK / f"{page}.ipynb", BOOK / f"{page}.md"
+    if notebook.is_file():
+        texts = ["".join(c["source"]) for c in json.loads(notebook.read_text())["cells"]
+                 if c["cell_type"] == "markdown"]
+    elif markdown.is_file():
+        texts = [re.sub(r"^```.*?^```", "", markdown.read_text(), flags=re.S | re.M)]
+    else:
+        return ()
+    return tuple((len(hashes), text.strip()) for source in texts
+                 for hashes, text in re.findall(r"^(#+)\s+(.+)$", source, flags=re.M))
+
+
+@lru_cache(maxsize=None)
+def page_text(page: str) -> str:
+    """A page's markdown source as one text (where a reading's stop inside a section is looked up)."""
+    notebook, markdown = BOOK / f"{page}.ipynb", BOOK / f"{page}.md"
+    if notebook.is_file():
+        return "\n".join("".join(c["source"]) for c in json.loads(notebook.read_text())["cells"]
+                         if c["cell_type"] == "markdown")
+    return markdown.read_text() if markdown.is_file() else ""
+
+
+def reading_stop(page: str, section: str) -> str:
+    """The heading a reading of ``section`` stops before: the next one of its level or above (a page's opening,
+    under its title, stops at the first section). Empty where the section ends the page or the page is absent."""
+    headings = page_headings(page)
+    found = [i for i, (_, text) in enumerate(headings) if text == section]
+    if not found:
+        if headings:
+            raise ValueError(f"no section {section!r} on {page}; its headings: {[t for _, t in headings]}")
+        return ""
+    level = headings[found[0]][0]
+    return next((text for depth, text in headings[found[0] + 1:] if depth <= max(level, 2)), "")
+
+
+def _is_title(page: str, section: str) -> bool:
+    return any(level == 1 and text == section for level, text in page_headings(page)) or \
+        bool(re.match(r"\d+\. ", section))
+
+
+def section_link(page: str, section: str, words: str) -> str:
+    """A page's section as a link from the guide (a page's title: the page's top)."""
+    anchor = "" if _is_title(page, section) else f"#{heading_id(section)}"
+    return f'<a href="{page}.html{anchor}">{words}</a>'
+
+
+def reading_spans(plan: SessionPlan) -> list[tuple[tuple[str, ...], str]]:
+    """The pre-reading as (sections read in a row, the heading the last one stops before): a section whose stop is
+    the next section read joins its span."""
+    page = page_of(plan)
+    spans: list[tuple[tuple[str, ...], str]] = []
+    for section in (plan.reading[0], *plan.reading_also):
+        stop = reading_stop(page, section)
+        if spans and spans[-1][1] == section:
+            spans[-1] = (spans[-1][0] + (section,), stop)
+        else:
+            spans.append(((section,), stop))
+    return spans
+
+
+def reading_html(plan: SessionPlan) -> str:
+    """Where the pre-reading starts and exactly where it stops, as HTML: each span of sections linked, "up to (not
+    including)" the heading it stops before (or the paragraph ``plan.reading_stop`` names), and the sections
+    skipped between two spans named. Where the page's source is absent, the sections without their stops."""
+    page = page_of(plan)
+    where = f"chapter {plan.chapter}" if plan.chapter else "the introduction"
+    titles = [text for _, text in page_headings(page)]
+    parts, previous_stop = [], None
+    for i, (sections, stop) in enumerate(reading_spans(plan)):
+        if _is_title(page, sections[0]):
+            named = f"{where}'s opening" if i == 0 else "the opening"
+        else:
+            named = (f"{where}, " if i == 0 else "") + " and ".join(f"'{html.escape(s)}'" for s in sections)
+        text = section_link(page, sections[0], named)
+        if plan.reading_stop and i == 0:
+            text += f", up to (not including) the paragraph that begins '{html.escape(plan.reading_stop)}…'"
+        elif stop:
+            text += f", up to (not including) the section '{html.escape(stop)}'"
+        if previous_stop in titles and sections[0] in titles:
+            skipped = [t for level, t in page_headings(page)[titles.index(previous_stop):titles.index(sections[0])]
+                       if level <= 2]
+            if skipped:
+                text = "skip " + ", ".join(f"'{html.escape(t)}'" for t in skipped) + "; then " + text
+        parts.append(text)
+        previous_stop = stop
+    return "; ".join(parts)
 
 
 def session_title(number: int) -> str:
@@ -116,9 +219,12 @@ def _groups_html(plan: SessionPlan) -> str:
         return ", ".join(f"<code>{html.escape(k)} = {html.escape(repr(v))}</code>" for k, v in overrides.items()) \
             or "the chapter's defaults"
 
-    items = "".join(f"<li><b>{html.escape(name)}</b>: {what(overrides)}</li>"
+    def task(name: str) -> str:
+        return f"; {inline(plan.group_tasks[name])}" if name in plan.group_tasks else ""
+
+    items = "".join(f"<li><b>{html.escape(name)}</b>: {what(overrides)}{task(name)}</li>"
                     for name, overrides in plan.groups.items())
-    # the group note says what the groups will find: it belongs to the teacher's notes, not to the plan students see
+    # the group note says what to compare: it belongs to the teacher's notes, beside what the table shows
     return f"<ul>{items}</ul>"
 
 
@@ -133,7 +239,7 @@ def show_plan(number: int) -> HTML:
     the minute-by-minute table, the predictions (each with the output that answers it), the groups, the fallback
     without a kernel, the discussion and the homework with its rubric."""
     plan = _plan(number)
-    section, key = plan.reading
+    _, key = plan.reading
     predicting = next(i for i, s in enumerate(plan.segments) if s.predict)
     start = sum(s.minutes for s in plan.segments[:predicting])
     end = start + plan.segments[predicting].minutes
@@ -149,7 +255,7 @@ def show_plan(number: int) -> HTML:
     return HTML(
         f'<div class="anatomy-session-plan"><p><b>Goals</b>: {inline(plan.goals)}</p>'
         f"<p><b>Introduced before the prediction</b> (no results shown): {inline(plan.introduce)}</p>"
-        f"<p><b>Pre-reading</b>: {section_link(plan.chapter, section)}; and {reading(key)}.</p>"
+        f"<p><b>Pre-reading</b>: {reading_html(plan)}; and {reading(key)}.</p>"
         + table.data
         + f"<p><b>Predict before you run</b> (minutes {start} to {end}):</p><ol>{predictions}</ol>"
         f"<p><b>Groups</b>:</p>{_groups_html(plan)}"
@@ -168,25 +274,50 @@ def group_advice(plan: SessionPlan) -> str:
     return f"{plan.group_note} {advice}" if plan.group_note else advice
 
 
-def teacher_notes(number: int, evidence: Evidence, open_: bool = False) -> HTML:
+def groups_sentence(number: int, evidence: Evidence, groups_table: pd.DataFrame | None = None) -> str:
+    """What the groups' table of a session shows, computed (``groups.group_agreement``); the set-up session's
+    groups compare machines, not claims. ``groups_table``: the table already read (else it is read here)."""
+    plan = _plan(number)
+    if number == 0:
+        return "The groups compare their machines' set-up, not claims: there is no verdict table."
+    if groups_table is None:
+        groups_table = group_verdicts(evidence.lab, number, plan.groups, read_only=True, missing="mark")
+    return group_agreement(groups_table, plan.groups)
+
+
+def teacher_notes(number: int, evidence: Evidence, open_: bool = False,
+                  groups_table: pd.DataFrame | None = None) -> HTML:
     """The teacher's notes of a session, folded (``<details>``): each prediction and discussion question with its
-    answer computed from the stored results (``answers``), the misconceptions to expect (``misconceptions``) and
-    what to do when a group's result differs."""
+    answer computed from the stored results (``answers``), the answer to any task set in class, the homework's
+    model answer, the misconceptions to expect (``misconceptions``), what the groups' table shows (computed from
+    it: ``groups_table``, or read here) and what to do when a group's result differs."""
     plan = _plan(number)
 
     def answered(questions) -> str:
         return "".join(f"<li><p><b>{inline(q.text)}</b></p><p>{inline(q.answer(evidence))}</p></li>"
                        for q in questions)
 
+    start, tasks = 0, []
+    for segment in plan.segments:
+        if segment.answer is not None:
+            tasks.append(f"<li><p><b>Minutes {start} to {start + segment.minutes}</b>: {inline(segment.activity)}"
+                         f"</p><p>{inline(segment.answer(evidence))}</p></li>")
+        start += segment.minutes
+    in_class = f"<p><b>In class</b>, answered:</p><ol>{''.join(tasks)}</ol>" if tasks else ""
+    model = plan.homework.model_answer
+    model_text = inline(model(evidence)) if model is not None else "no model answer"
     mistakes = misconceptions(plan)
     listed = "".join(f"<li>{inline(m)}</li>" for m in mistakes) or "<li>none catalogued</li>"
     return HTML(f'<details class="anatomy-teacher-notes"{" open" if open_ else ""}><summary>Teacher\'s notes, '
                 f"{html.escape(session_title(number).lower())}</summary>"
                 f"<p><b>Predictions</b>, answered from the stored results:</p><ol>{answered(plan.predictions)}</ol>"
+                f"{in_class}"
                 f"<p><b>Discussion</b>:</p><ol>{answered(plan.discussion)}</ol>"
+                f"<p><b>Homework, a model answer</b> (not on the students' sheet): {model_text}</p>"
                 f"<p><b>Misconceptions to expect</b> ({len(mistakes)}; those of the exercises are each caught by a "
                 f"case of its checker):</p><ul>{listed}</ul>"
-                f"<p><b>When a group's result differs</b>: {inline(group_advice(plan))}</p></details>")
+                f"<p><b>What the groups' table shows</b>: {inline(groups_sentence(number, evidence, groups_table))}"
+                f"</p><p><b>When a group's result differs</b>: {inline(group_advice(plan))}</p></details>")
 
 
 def final_project() -> HTML:
@@ -223,12 +354,24 @@ def _grid_rows(number: int, claims: pd.DataFrame | None) -> list[tuple[str, str]
     return named or [("", "")] * BLANK_ROWS
 
 
+def define_terms(sheet: str) -> str:
+    """A sheet with each of ``SHEET_TERMS`` defined where the sheet first uses it (in brackets after it), unless
+    the sheet's own text defines it there already (a bracket follows it)."""
+    for term, definition in SHEET_TERMS.items():
+        at = sheet.find(term)
+        if at >= 0 and not sheet[at + len(term):].lstrip().startswith("("):
+            sheet = f"{sheet[:at + len(term)]} ({html.escape(definition)}){sheet[at + len(term):]}"
+    return sheet
+
+
 def handout(number: int, claims: pd.DataFrame | None = None) -> HTML:
     """A session's sheet for students, one printed page: the session's title, name and date fields, an answer box
     per prediction (written before anything runs), the exercises to check (the call that checks each), the
-    homework's written question, a verdict grid with a column per group (its rows the chapter's own claims with
-    the paper's value), and the discussion questions. ``claims`` is ``verdicts.book_claims``'s table (its
-    chapter, Claim and Paper columns); without it the grid has unnamed rows."""
+    homework's written question and the next session's pre-reading, a verdict grid (its rows the chapter's own
+    claims with the paper's value, its columns the conditions the groups run: a specimen, a selection of text, an
+    experiment), and the discussion questions; a term a student may not know (``SHEET_TERMS``) defined where the
+    sheet first uses it. ``claims`` is ``verdicts.book_claims``'s table (its chapter, Claim and Paper columns);
+    without it the grid has unnamed rows. The homework's model answer is for the teacher's notes only."""
     plan = _plan(number)
     predictions = "".join(f'<li><p>{inline(q.text)}</p><div class="anatomy-handout-space"></div></li>'
                           for q in plan.predictions)
@@ -241,9 +384,13 @@ def handout(number: int, claims: pd.DataFrame | None = None) -> HTML:
                    + "</tr>" for claim, paper in _grid_rows(number, claims))
     discussion = "".join(f"<li>{inline(q.text)}</li>" for q in plan.discussion)
     where = f"chapter {plan.chapter}" if plan.chapter else "the set-up"
-    grid_intro = ("<p><b>Your groups' verdicts</b> (reproduced, partly reproduced, not reproduced, inconclusive, "
-                  "not comparable):</p>") if number else "<p><b>Your group's set-up</b> (fill in your column):</p>"
-    return HTML(f'<section class="anatomy-handout"><header><h3>{html.escape(session_title(number))}</h3>'
+    grid_intro = ("<p><b>The groups' verdicts</b>, one column per condition a group runs (reproduced, partly "
+                  "reproduced, not reproduced, inconclusive, not comparable):</p>") if number else \
+        "<p><b>Your group's set-up</b> (fill in your column):</p>"
+    following = PLANS.get(number + 1)
+    next_reading = (f"<p><b>Before session {number + 1}, read</b>: {reading_html(following)}; and "
+                    f"{reading(following.reading[1])}.</p>") if following else ""
+    return HTML(define_terms(f'<section class="anatomy-handout"><header><h3>{html.escape(session_title(number))}</h3>'
                 '<p class="anatomy-handout-fields"><span>Name: <span class="anatomy-handout-line"></span></span>'
                 '<span>Date: <span class="anatomy-handout-line"></span></span></p></header>'
                 f"<p><b>Before you run anything, write down</b> ({where}):</p>"
@@ -251,8 +398,9 @@ def handout(number: int, claims: pd.DataFrame | None = None) -> HTML:
                 "<p><b>Exercises that check themselves</b> (at the end of their chapter's page):</p>"
                 f"<ol>{checks}</ol>"
                 f"<p><b>Homework</b> ({plan.homework.points} points), in writing: {inline(plan.homework.question)}</p>"
-                f'{grid_intro}<table class="anatomy-handout-grid"><tr><th>{first[0]}</th><th>{first[1]}</th>'
-                f"{groups}</tr>{rows}</table><p><b>Discussion</b>:</p><ul>{discussion}</ul></section>")
+                f'{next_reading}{grid_intro}<table class="anatomy-handout-grid"><tr><th>{first[0]}</th>'
+                f"<th>{first[1]}</th>{groups}</tr>{rows}</table><p><b>Discussion</b>:</p><ul>{discussion}</ul>"
+                "</section>"))
 
 
 def handouts(claims: pd.DataFrame | None = None) -> HTML:

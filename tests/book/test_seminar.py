@@ -130,13 +130,16 @@ def test_the_guide_shows_each_plan_with_its_reading_groups_and_homework():
 
     for number, plan in seminar.PLANS.items():
         shown = html.unescape(seminar.show_plan(number).data)
+        title = seminar.sheets._bibliography()[plan.reading[1]]["title"]
         for part in ("Goals", "Introduced before the prediction", "Pre-reading", "Answered by", "Groups",
-                     "Without a kernel", "Discussion", "Homework", "readings.html", plan.reading[1],
+                     "Without a kernel", "Discussion", "Homework", "readings.html", title,
                      f"{plan.homework.points} points", f"Session {number}: {plan.title}"):
             assert part in shown, (number, part)
         for name in plan.groups:
             assert name in shown
         assert "`" not in shown
+        # an outside reading shows its authors, year and title, never its BibTeX key
+        assert not any(key in shown for key in seminar.bibliography_keys()), number
 
 
 def test_misconceptions_are_the_exercises_catalogued_mistakes_and_the_plans_own():
@@ -317,23 +320,238 @@ def test_group_verdicts_put_two_stored_selections_of_text_side_by_side(real_spec
     assert len(table) == 6 and table[["defaults", "seed 1"]].notna().all().all()
 
 
-def test_every_pre_reading_is_a_section_of_its_chapter_that_does_not_show_results():
-    import json
-    import re
-
-    from anatomy_lib.seminar.sheets import CHAPTER_PAGES, heading_id, section_link
+def test_every_pre_reading_is_a_section_of_its_page_that_does_not_show_results():
+    from anatomy_lib.seminar.sheets import heading_id, page_of
 
     for number, plan in seminar.PLANS.items():
-        if plan.chapter is None:
-            continue
-        section = plan.reading[0]
-        notebook = json.loads((ROOT / "book" / f"{CHAPTER_PAGES[plan.chapter]}.ipynb").read_text())
-        headings = [line.lstrip("#").strip() for cell in notebook["cells"] if cell["cell_type"] == "markdown"
-                    for line in "".join(cell["source"]).splitlines() if line.startswith("#")]
-        assert section in headings, (number, section, headings)
-        # a pre-reading explains the method: never the findings, the claims table or the conclusions
-        assert not re.search(r"finds|Paper vs|conclude|Every claim", section), (number, section)
-        assert CHAPTER_PAGES[plan.chapter] in section_link(plan.chapter, section)
+        headings = [text for _, text in seminar.page_headings(page_of(plan))]
+        for section in (plan.reading[0], *plan.reading_also):
+            assert section in headings, (number, section, headings)
+            # a pre-reading explains the method: never the findings, the claims table or the conclusions
+            assert not re.search(r"finds|found|Paper vs|conclude|Every claim", section), (number, section)
+        assert page_of(plan) in seminar.reading_html(plan)
     assert heading_id("The paper's protocol at a small budget: the models") == \
         "the-paper-s-protocol-at-a-small-budget-the-models"
     assert heading_id("3. Weight predictability") == "weight-predictability"
+
+
+def test_every_pre_reading_says_where_to_stop_and_stops_before_the_findings():
+    import html
+
+    from anatomy_lib.seminar.plans import INTRO_SECTIONS
+    from anatomy_lib.seminar.sheets import page_of, page_text
+
+    for number, plan in seminar.PLANS.items():
+        page = page_of(plan)
+        headings = [text for _, text in seminar.page_headings(page)]
+        shown = html.unescape(seminar.reading_html(plan))
+        for sections, stop in seminar.reading_spans(plan):
+            assert stop in headings, (number, sections, stop)  # the stop is a heading of the page itself
+            read = headings[headings.index(sections[0]):headings.index(stop)]
+            assert not any(re.search(r"finds|found|Paper vs", h) for h in read), (number, read)
+            assert f"up to (not including) the section '{stop}'" in shown or plan.reading_stop, (number, shown)
+        if plan.reading_stop:  # a stop inside the section: the paragraph exists, inside what is read
+            text = page_text(page)
+            first, stop = seminar.reading_spans(plan)[0][0][0], seminar.reading_spans(plan)[0][1]
+            assert text.index(first) < text.index(plan.reading_stop) < text.index(f"# {stop}")
+            assert f"the paragraph that begins '{plan.reading_stop}" in shown
+    # a chapter's opening stops at its first section (chapter 3's first section explains why a fit interpolates)
+    assert seminar.reading_stop("03_predictability", seminar.PLANS[3].reading[0]) == \
+        [t for _, t in seminar.page_headings("03_predictability")][1]
+    # the set-up session reads how to read the book and skips the introduction's findings
+    zero = html.unescape(seminar.reading_html(seminar.PLANS[0]))
+    findings = [t for _, t in seminar.page_headings("intro")][1]
+    assert "found" in findings and f"skip '{findings}'" in zero
+    assert all(f"'{section}'" in zero for section in INTRO_SECTIONS)
+    with pytest.raises(ValueError, match="its headings"):
+        seminar.reading_stop("03_predictability", "no such section")
+
+
+
+# ---- what the groups' cells and the teacher's notes say -------------------------------------------------------
+def test_a_group_whose_claim_reads_otherwise_names_its_own_claim_in_its_cell():
+    assert seminar.own_wording("PPL after substituting layer(s) 10-19", "PPL after substituting layer(s) 6-11") == \
+        "layer(s) 6-11"
+    assert seminar.own_wording("L11 alone", "L6 alone") == "L6"  # the claim's subject stands alone
+    assert seminar.own_wording("critical core", "critical core") == ""
+    cell = seminar.groups.with_wording("reproduced", "PPL after substituting layer(s) 15", "PPL after substituting "
+                                       "layer(s) 9")
+    assert cell == f"reproduced ({seminar.OWN_CLAIM}: layer(s) 9)" and seminar.verdict_word(cell) == "reproduced"
+    assert seminar.verdict_word(seminar.NOT_STATED) is None and seminar.verdict_word(float("nan")) is None
+
+
+def test_the_gemma_group_names_the_layers_it_substituted(committed_lab, monkeypatch):
+    from anatomy_lib.core.adapter import GEMMA_SUPPORTED
+    from anatomy_lib.seminar.groups import _one_group
+    from anatomy_lib.verdicts import CHAPTERS
+
+    monkeypatch.setenv("ANATOMY_DATA", str(COMMITTED.parent))
+    if not GEMMA_SUPPORTED:
+        pytest.skip("Gemma 3 needs transformers >= 5")
+    plan = seminar.PLANS[3]
+    table = seminar.group_verdicts(committed_lab, 3, plan.groups, read_only=True)
+    mine, gemma = list(plan.groups)
+    own = _one_group(committed_lab, CHAPTERS[[c.number for c in CHAPTERS].index(3)], plan.groups[gemma], False,
+                     True, {})
+    for (_, row), claim in zip(table.iterrows(), own):
+        if claim.claim == row["claim"]:  # the same words: the cell is the verdict alone
+            assert row[gemma] == claim.verdict
+        else:  # other layers: the cell says which
+            differs = seminar.own_wording(row["claim"], claim.claim)
+            assert row[gemma] == f"{claim.verdict} ({seminar.OWN_CLAIM}: {differs})"
+            assert seminar.OWN_CLAIM not in row[mine]
+    assert table[gemma].str.contains(seminar.OWN_CLAIM, regex=False).any()
+
+
+def test_group_agreement_is_computed_from_the_table():
+    table = pd.DataFrame({"claim": ["a", "b", "c", "d"], "paper": ["", "", "", ""],
+                          "one": ["reproduced", "partly reproduced", "not reproduced", seminar.NOT_STATED],
+                          "two": ["reproduced", f"reproduced ({seminar.OWN_CLAIM}: layer(s) 6-11)", "not reproduced",
+                                  "inconclusive"]})
+    sentence = seminar.group_agreement(table, ["one", "two"])
+    assert sentence.startswith("The groups agree on 2 of the 3 claims")
+    assert '"b": partly reproduced (one) against reproduced (two)' in sentence
+    assert "two, 1 claim (1 inconclusive)" in sentence
+    apart = table.assign(one=seminar.NOT_STATED)
+    assert seminar.group_agreement(apart, ["one", "two"]).startswith("No claim is judged by more than one group")
+
+
+def test_group_notes_say_what_to_compare_never_what_will_be_found():
+    from anatomy_lib.core.rules import VERDICTS
+
+    for number, plan in seminar.PLANS.items():
+        note = plan.group_note.lower()
+        assert not any(verdict in note for verdict in VERDICTS), (number, plan.group_note)
+        assert not re.search(r"robust|both specimens (give|sit)|differs between", note), (number, plan.group_note)
+
+
+def test_the_teacher_notes_show_the_groups_table_in_a_sentence(committed_lab, evidence, monkeypatch):
+    import html
+
+    from anatomy_lib.core.adapter import GEMMA_SUPPORTED
+
+    monkeypatch.setenv("ANATOMY_DATA", str(COMMITTED.parent))
+    if not GEMMA_SUPPORTED:
+        pytest.skip("Gemma 3 needs transformers >= 5")
+    plan = seminar.PLANS[3]
+    table = seminar.group_verdicts(committed_lab, 3, plan.groups, read_only=True, missing="mark")
+    notes = html.unescape(seminar.teacher_notes(3, evidence, groups_table=table).data)
+    assert "What the groups' table shows" in notes
+    assert seminar.group_agreement(table, plan.groups) in notes
+
+
+# ---- session 7: the two regimes, the sizing, the jigsaw --------------------------------------------------------
+def test_session_seven_is_a_jigsaw_after_a_live_frontier():
+    from anatomy_lib.seminar import plans
+
+    plan = seminar.PLANS[7]
+    live = next(s for s in plan.segments if s.shows and plan.segments.index(s) > 1)
+    assert set(live.shows) == {"the frontier figure", plans.SPEEDUP_TABLE}  # the compute-optimal experiment only
+    jigsaw = [s for s in plan.segments if plans.FINAL_LOSS_TABLE in s.shows]
+    assert jigsaw and "Jigsaw" in jigsaw[0].activity and set(plan.group_tasks) == set(plan.groups)
+    assert all("explains its verdicts to the other" in task for task in plan.group_tasks.values())
+    assert plan.predictions[0].answered_by == plans.SPEEDUP_TABLE
+    assert seminar.order_problems(plan) == []
+    # the answering outputs are named as the page names them: its caption, its sections
+    source = (ROOT / "book" / "07_growth.ipynb").read_text()
+    assert plans.SPEEDUP_CAPTION in source
+    headings = [t for _, t in seminar.page_headings("07_growth")]
+    assert plans.FRONTIER_SECTION in headings and "Loss against compute" in headings
+    assert plans.SMALL_BUDGET_SECTION in headings
+
+
+def test_the_speedup_table_has_the_column_session_seven_names(evidence, monkeypatch):
+    from anatomy_lib import growth
+    from anatomy_lib.seminar import plans
+
+    monkeypatch.setenv("ANATOMY_DATA", str(COMMITTED.parent))
+    tables = evidence.tables(7)
+    summary = growth.frontier_speedup_summary(tables["frontier"], tables["frontier_params"])
+    assert plans.SPEEDUP_COLUMN in summary.columns
+
+
+def test_growth_is_answered_in_both_regimes(evidence, monkeypatch):
+    from anatomy_lib.core.display import estimate_text
+    from anatomy_lib.core.stats import t_interval
+    from anatomy_lib.growth import frontier_analysis
+
+    monkeypatch.setenv("ANATOMY_DATA", str(COMMITTED.parent))
+    answer = seminar.answers.answer_growth_vs_uniform(evidence)
+    final = evidence.tables(7)["runs"].pivot(index="seed", columns="arm", values="final_val_loss")
+    for control in ("uniform", "shallow"):  # the small budget: against uniform and against the shallow control
+        gap = t_interval((final["gstack"] - final[control]).to_numpy())
+        assert f"minus {control} {estimate_text(*gap, decimals=3)}" in answer
+    found, params = seminar.answers._frontier(evidence)
+    at_c = frontier_analysis.speedups(found["finals"], (1.0,), reference=f"depth{params.target_layers}")
+    gstack = at_c[at_c["arm"] == "gstack"].iloc[0]
+    assert f"G_stack {gstack.speedup:.2f}x [{gstack.ci_low:.2f}, {gstack.ci_high:.2f}]" in answer
+    assert "small budget" in answer and "read at C*" in answer  # which comparison the verdict uses
+    convince = seminar.answers.answer_equal_steps(evidence)
+    frontier = seminar.answers.frontier_report.speedup_table(found)
+    row = frontier[(frontier["arm"] == "gstack") & (frontier["multiple"] == 1.0)].iloc[0]
+    assert "interval lies wholly above 1" in convince
+    assert f"G_stack {row.speedup:.2f}x [{row.ci_low:.2f}, {row.ci_high:.2f}]" in convince
+
+
+def test_session_seven_sizing_comes_from_the_library(evidence, monkeypatch):
+    import math
+
+    from anatomy_lib.growth import FrontierParams
+    from anatomy_lib.seminar import answers, plans
+
+    monkeypatch.setenv("ANATOMY_DATA", str(COMMITTED.parent))
+    design = FrontierParams.for_profile("quick")
+    in_class = next(s for s in plans.PLANS[7].segments if s.answer is not None)
+    assert str(design.width) in in_class.activity and str(design.target_layers) in in_class.activity
+    worked = in_class.answer(evidence)
+    assert f"{design.body_parameters:,}" in worked and f"C* = {design.c_star:.3g}" in worked
+    sized = min((design.at_width(16 * k) for k in range(1, 129)),
+                key=lambda p: abs(math.log(p.c_star / answers.SIZING_BUDGET_FLOPS)))
+    model = plans.PLANS[7].homework.model_answer(evidence)
+    assert f"Width {sized.width} " in model and f"{sized.body_parameters:,} body parameters" in model
+    assert f"C* = {sized.c_star:.3g}" in model
+    question = plans.PLANS[7].homework.question
+    assert all(str(n) in question for n in (design.context, design.target_layers, design.width // design.heads))
+    assert "body parameter" in question and "embedding" in question
+
+
+# ---- homework ----------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("number", sorted(seminar.PLANS))
+def test_every_homework_has_a_model_answer_in_the_notes_and_not_on_the_sheet(evidence, number, monkeypatch):
+    import html
+
+    from anatomy_lib.core.adapter import GEMMA_SUPPORTED
+
+    monkeypatch.setenv("ANATOMY_DATA", str(COMMITTED.parent))
+    plan = seminar.PLANS[number]
+    if number in (1, 8) and not GEMMA_SUPPORTED:
+        pytest.skip("the model answer reads Gemma 3, which needs transformers >= 5")
+    assert plan.homework.model_answer is not None, number
+    model = plan.homework.model_answer(evidence)
+    assert model.strip() and re.search(r"\d", model) and "nan" not in model.split(), model
+    assert seminar.inline(model) in seminar.teacher_notes(number, evidence, groups_table=pd.DataFrame(
+        columns=["claim", "paper", *plan.groups])).data
+    assert html.unescape(seminar.inline(model)) not in html.unescape(seminar.handout(number).data)
+
+
+def test_homework_questions_are_tight_and_not_repeated():
+    homework = [k for plan in seminar.PLANS.values() for k in plan.homework.exercises]
+    assert len(homework) == len(set(homework)), "an exercise is set as homework twice"
+    three = seminar.PLANS[3].homework.question
+    assert "only the other layers' weights" in three and "above 0" in three  # no constant can pass
+    assert "this CPU" not in seminar.PLANS[6].homework.question
+
+
+# ---- the handout's words ---------------------------------------------------------------------------------------
+def test_a_sheet_defines_c_star_where_it_first_uses_it():
+    from anatomy_lib.seminar.sheets import SHEET_TERMS, define_terms
+
+    claims = pd.DataFrame({"chapter": [7], "Claim": ["developmental (the paper's arm): compute to reach the target "
+                                                     "depth's loss at C*"], "Paper": ["2.17x"]})
+    nine = seminar.handout(9, claims).data
+    at = nine.index("C*")
+    assert nine[at:].startswith(f"C* ({SHEET_TERMS['C*']})")
+    seven = seminar.handout(7, claims).data
+    assert seven[seven.index("C*") + 2:].lstrip().startswith("(")  # the homework defines it where it first appears
+    assert define_terms("no term here") == "no term here"
+    assert "one column per condition a group runs" in nine
