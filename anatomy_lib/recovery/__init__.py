@@ -39,12 +39,15 @@ from .power import (
     PowerDesign,
     block_power,
     block_power_sentence,
+    power_correlations,
     power_kept,
     power_progress,
     power_sensitivity,
+    power_steps,
     power_table,
     rate_and_budget_label,
     run_power,
+    steps_cell,
     truncated,
 )
 from .report import PAPER, criterion_sensitivity, findings, main_protocol, paper_claims, show_table

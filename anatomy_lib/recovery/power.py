@@ -33,7 +33,7 @@ from ..core.checks import positive_int, positive_number
 from ..core.locks import claimed, exclusive
 from ..core.results import ResultStore
 from ..core.stats import t_interval
-from .analysis import MAIN_CRITERION, Criterion, judged_runs
+from .analysis import MAIN_CRITERION, Criterion, judged_layers, judged_runs, rank_correlations
 from .params import RecoveryParams
 from .report import PAPER, paper_claims
 from .sweep import RecoveryContext, baseline_table, recovery_run, run_tables
@@ -246,6 +246,54 @@ def power_table(kept: dict[float, dict], criterion: Criterion = MAIN_CRITERION, 
                          "budget": int(tables["params"].steps),
                          "sham_final_move_nll": float(sham["excess_nll"].iloc[-1]) if len(sham) else np.nan})
     return pd.DataFrame(rows)
+
+
+HALF = Criterion("sham", 0.5)  # a share every layer's curve reaches or nears within the budget (the 90% rule's
+# curves level off between about 45% and 85% of the damage undone, so steps to 90% are censored for every run)
+
+
+def power_steps(kept: dict[float, dict], criterion: Criterion = HALF, n_boot: int = 2000, seed: int = 0
+                ) -> pd.DataFrame:
+    """Steps to recover by ``criterion`` (default: half the damage undone against the sham, by the interval's
+    lower end) per learning rate and layer: the median over the noise seeds that got there, how many did, and
+    the layer's pooled row (``judged_layers``: recovered only if every seed did, then its slowest seed's steps),
+    which ``power_correlations`` ranks. A measured number of steps, where the 90% rule gives none."""
+    rows = []
+    for lr, tables in kept.items():
+        if "runs" not in tables or not len(tables["runs"]):
+            continue
+        judged = judged_runs(tables, criterion, n_boot, seed)
+        if not len(judged):
+            continue
+        pooled = judged_layers(judged).set_index("layer")
+        for layer, group in judged.groupby("layer"):
+            reached = group["steps_to_recover"].dropna()
+            rows.append({"lr": lr, "layer": int(layer), "criterion": criterion.short_label, "seeds": len(group),
+                         "reached": len(reached), "median_steps": float(np.median(reached)) if len(reached) else np.nan,
+                         "budget": int(tables["params"].steps), **{
+                             k: pooled.loc[layer, k] for k in ("recovered", "steps_to_recover",
+                                                               "initial_excess_nll", "area_excess_nll")}})
+    return pd.DataFrame(rows)
+
+
+def steps_cell(row) -> str:
+    """'100 (3 of 3)': the median steps over the seeds that got there and how many did; '> 400 (0 of 3)'."""
+    steps = f"{row.median_steps:.0f}" if row.reached else f"> {row.budget}"
+    return f"{steps} ({row.reached} of {row.seeds})"
+
+
+def power_correlations(steps: pd.DataFrame, importance: pd.DataFrame, n_boot: int = 2000, seed: int = 0,
+                       min_layers: int = 4) -> pd.DataFrame:
+    """Per learning rate, chapter 6's rank correlations of recovery with importance (``rank_correlations``: steps
+    to recover, censored runs ranked above every recovered one, and the area under the excess; each plain and
+    given the initial damage) over every layer kept at that rate, once ``min_layers`` are."""
+    out = []
+    for lr, layers in steps.groupby("lr"):
+        if len(layers) < min_layers:
+            continue
+        table = rank_correlations(layers, importance, n_boot, seed)
+        out.append(table.assign(lr=lr, criterion=layers["criterion"].iloc[0]))
+    return pd.concat(out, ignore_index=True) if out else pd.DataFrame()
 
 
 def truncated(tables: dict, steps: int) -> dict:

@@ -9,11 +9,14 @@ from conftest import state_hash, tiny_lab, tiny_specimen
 from anatomy_lib.recovery import RecoveryContext, RecoveryParams, streams_entering
 from anatomy_lib.recovery.power import (
     PowerDesign,
+    power_correlations,
     power_kept,
     power_progress,
     power_sensitivity,
+    power_steps,
     power_table,
     run_power,
+    steps_cell,
     truncated,
 )
 
@@ -117,6 +120,21 @@ def test_the_claims_are_read_at_every_rate_and_at_an_earlier_budget(tiny_blocks)
     assert not grid["claim"].str.contains(r"within \d+ steps").any()
     running = {lr: {**tables, "missing": 1} for lr, tables in kept.items()}
     assert power_sensitivity(running, importance).empty  # a rate not complete is left out
+    # steps to a lower share, per rate and layer, and recovery against importance over the layers kept
+    steps = power_steps(kept, n_boot=200)
+    assert sorted(zip(steps["lr"], steps["layer"])) == [(1e-3, 1), (1e-3, 3), (3e-3, 1), (3e-3, 3)]
+    assert (steps["seeds"] == DESIGN.seeds).all() and (steps["reached"] <= steps["seeds"]).all()
+    assert (steps["median_steps"].isna() == (steps["reached"] == 0)).all()
+    assert (steps["recovered"] == steps["steps_to_recover"].notna()).all()
+    rho = power_correlations(steps, importance, n_boot=200, min_layers=2)
+    assert len(rho) == 4 * 2 and set(rho["lr"]) == {1e-3, 3e-3} and (rho["layers"] == 2).all()
+    assert power_correlations(steps, importance, n_boot=200, min_layers=3).empty
+
+
+def test_a_steps_cell_says_how_many_seeds_got_there():
+    row = pd.DataFrame({"median_steps": [100.0, np.nan], "reached": [2, 0], "seeds": [3, 3],
+                        "budget": [400, 400]})
+    assert [steps_cell(r) for r in row.itertuples()] == ["100 (2 of 3)", "> 400 (0 of 3)"]
 
 
 @pytest.mark.integration
