@@ -324,7 +324,6 @@ def answer_delta_nulls(ev: Evidence) -> str:
 
 def model_colleague_correlation(ev: Evidence) -> str:
     a = 1 + 2 * COLLEAGUE_CORRELATION  # -(1 - a)/2 = c solved for a
-    assert math.isclose(ar1_delta_correlation(a), COLLEAGUE_CORRELATION)
     lag1 = ev.tables(4)["weights"].query("lag == 1").groupby("model")["corr"].mean()
     return (f"-(1 - a)/2 = {COLLEAGUE_CORRELATION:g} gives a = {a:g}: each layer keeps {a:.0%} of the previous "
             "layer's deviation from the mean, a smooth drift, not an oscillation (that would need a below 0, a "

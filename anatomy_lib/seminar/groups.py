@@ -35,6 +35,7 @@ DISSECTION = tuple(c.number for c in CHAPTERS if not c.trains_own_models and c.n
 SUMMARY_SESSIONS = {8: DISSECTION, 9: tuple(c.number for c in CHAPTERS)}  # session -> the chapters it sums up
 NOT_STORED = "not stored"  # a group's cell where its result is missing from a read-only store (``missing="mark"``)
 NOT_STATED = "not stated"  # a group's cell for a claim its experiment does not judge
+ANOTHER_MODEL = "another model"  # chapter 1's cells on a specimen that is not the paper's: its value, not a verdict
 OWN_CLAIM = "its own claim"  # in a cell: the words of the group's claim that differ from the row's
 
 
@@ -92,7 +93,7 @@ def group_agreement(table: pd.DataFrame, names) -> str:
         out = (f"The groups agree on {shared - len(differ)} of the {shared} claims more than one of them judges"
                + (f"; they differ on {len(differ)}: " + "; ".join(differ) + "." if differ else "."))
     else:
-        out = "No claim is judged by more than one group: each column holds its own experiment's claims."
+        out = "No claim is judged by more than one group."
     only = []
     for name, verdicts in alone.items():
         if verdicts:
@@ -179,7 +180,11 @@ def group_verdicts(lab, chapter: int, groups: dict[str, dict], progress: bool = 
             part = pd.DataFrame(columns=["claim", "paper", name, "position"])
         else:
             kept = claims if by_wording else [c for c in claims if c.experiment not in named]
-            part = pd.DataFrame([{"claim": c.claim, "paper": c.paper, name: c.verdict} for c in kept],
+            # chapter 1 describes the paper's specimen: on another model there is no claim to judge, only its value
+            described = chapter in NO_SECOND_SPECIMEN and not book_chapter.trains_own_models and \
+                groups[name].get("specimen") not in (None, lab.specimen.name)
+            part = pd.DataFrame([{"claim": c.claim, "paper": c.paper,
+                                  name: f"{c.ours} ({ANOTHER_MODEL})" if described else c.verdict} for c in kept],
                                 columns=["claim", "paper", name])
             part["position"] = range(len(part))
         if table is None:

@@ -276,9 +276,25 @@ def test_group_verdicts_come_from_the_store_in_seconds(committed_lab, number, mo
     assert table[list(plan.groups)].notna().all().all()
     not_stored = {(number, name) for name in plan.groups if (table[name] == seminar.NOT_STORED).all()}
     assert not_stored <= KNOWN_NOT_STORED, not_stored
-    for name in plan.groups:  # every stored group judges at least one claim
+    for name in plan.groups:  # every stored group judges at least one claim, or gives another model's values
         assert (number, name) in not_stored or table[name].isin(
-            ["reproduced", "partly reproduced", "not reproduced", "inconclusive", "not comparable"]).any()
+            ["reproduced", "partly reproduced", "not reproduced", "inconclusive", "not comparable"]).any() or (
+            number == 1 and table[name].str.endswith(f"({seminar.ANOTHER_MODEL})").all())
+
+
+def test_chapter_1_on_another_model_gives_its_values_not_verdicts(committed_lab, monkeypatch):
+    """Chapter 1 describes the paper's specimen: Gemma's depth is not a failed reproduction of SmolLM2's."""
+    from anatomy_lib.core.adapter import GEMMA_SUPPORTED
+
+    monkeypatch.setenv("ANATOMY_DATA", str(COMMITTED.parent))
+    if not GEMMA_SUPPORTED:
+        pytest.skip("Gemma 3 needs transformers >= 5")
+    plan = seminar.PLANS[1]
+    mine, gemma = list(plan.groups)
+    table = seminar.group_verdicts(committed_lab, 1, plan.groups, read_only=True).set_index("claim")
+    assert table.loc["decoder layers", mine] == "reproduced"
+    assert table.loc["decoder layers", gemma] == f"18 ({seminar.ANOTHER_MODEL})"
+    assert not table[gemma].isin(["reproduced", "partly reproduced", "not reproduced"]).any()
 
 
 def test_a_group_that_is_not_stored_raises_unless_marked(committed_lab, monkeypatch):
