@@ -71,7 +71,8 @@ from .slides import ChapterOutputs, PageFigure, PageTable, Slide, chapter_output
 from .timing import CHAPTER_OF, GPUS, OWN_PACKAGES, PARAMS_OF, chapter_runs, chapter_times, rehearsal, work_ratio
 
 __all__ = [
-    "ANOTHER_MODEL", "CELLS", "CHAPTER_OF", "FINAL_PROJECT", "GPUS", "GROUP_KEYS", "NOT_STATED", "NOT_STORED", "OWN_CLAIM",
+    "ANOTHER_MODEL", "CELLS", "CHAPTER_OF", "FINAL_PROJECT", "GPUS", "GROUP_KEYS", "NOT_STATED", "NOT_STORED",
+    "OWN_CLAIM",
     "OWN_PACKAGES", "PARAMS_OF", "PLANS", "PROJECT_RUBRIC", "SESSION_MINUTES", "SUMMARY_SESSIONS", "ChapterOutputs",
     "Evidence", "Homework", "PageFigure", "PageTable", "Question", "Segment", "SessionPlan", "Slide", "assessment",
     "bibliography_keys", "chapter_outputs", "chapter_runs", "chapter_times", "deck", "deck_index", "final_project",

@@ -123,7 +123,8 @@ def _inconclusive(ev: Evidence) -> dict | None:
 
 
 def model_verdict_words(ev: Evidence) -> str:
-    claims = ev.claims()
+    everything = ev.claims()
+    claims = everything[everything["chapter"] != 1]  # counted as the introduction counts them: the paper's findings
     counts = claims["Verdict"].value_counts()
     example = _inconclusive(ev)
     decided = (f" For example \"{example['Claim']}\" (chapter {example['chapter']}): {example['Ours']}; "
@@ -131,8 +132,10 @@ def model_verdict_words(ev: Evidence) -> str:
     return (f"A verdict word ({', '.join(rules.VERDICTS)}) promises that our measurement was held to the paper's "
             "number by a rule stated once for the whole book (chapter 9's rules table), with an interval wherever "
             "there is one. It does not promise that the claim holds beyond this specimen, profile and corpus, nor "
-            "that the measurement survives the strongest control beside it (a column of its own). Of the book's "
-            f"{len(claims)} claims on {ev.name}: " + ", ".join(f"{n} {verdict}" for verdict, n in counts.items())
+            "that the measurement survives the strongest control beside it (a column of its own). Of the paper's "
+            f"{len(claims)} findings judged on {ev.name} (chapters 2 to 7; chapter 1's "
+            f"{len(everything) - len(claims)} facts about the specimen counted apart, as the introduction counts): "
+            + ", ".join(f"{n} {verdict}" for verdict, n in counts.items())
             + ". An inconclusive verdict becomes decided once its interval excludes either the paper's value or no "
             "effect: more of its unit of replication (text blocks, seeds, layers)." + decided)
 
@@ -532,8 +535,10 @@ def answer_equal_steps(ev: Evidence) -> str:
             "the shallow model at the same FLOPs included) at matched FLOPs, paired by seed, whose interval lies "
             "wholly above 1, at a budget where the target is the right size. The book's values at C*: "
             f"{at_c}. Of the {len(table)} read-outs ({', '.join(f'{m:g} C*' for m in sorted(set(table['multiple'])))}"
-            f" for each growing arm), {len(above)} "
-            + (f"lie above 1: {', '.join(above)}." if above else "lie above 1: none convinces yet."))
+            " for each growing arm), "
+            + (f"{len(above)} have an interval wholly above 1: {', '.join(above)}." if above else
+               "none has an interval wholly above 1 (an estimate above 1 with an interval reaching below it does "
+               "not convince): none convinces yet."))
 
 
 def answer_sizing(ev: Evidence) -> str:

@@ -363,23 +363,25 @@ PLANS: dict[int, SessionPlan] = {
         "FLOP accounting (2 FLOPs per multiply-add, attention's T x T products, the head; forward and backward); "
         f"compute-optimal sizes: C*, the compute-optimal budget, is {DESIGN.tokens_per_parameter:g} tokens per body "
         "parameter (decoder layers and final norm, the embedding not counted) times the training FLOPs per token; "
-        "growth operators (G_stack, MIDAS); warm-up-stable-decay schedules.",
+        "growth operators (G_stack, MIDAS). The warm-up-stable-decay schedule is named when the frontier is shown "
+        "(its decay branches make one trunk serve every budget).",
         (SMALL_BUDGET_SECTION, "hoffmann2022chinchilla"),
         (Question("At equal FLOPs, will growing a model beat training it at full depth from the start?",
                   SPEEDUP_TABLE, a.answer_growth_vs_uniform),
          Question("Will a shallow model trained on the whole budget beat both?", FINAL_LOSS_TABLE,
                   a.answer_shallow_wins)),
-        (Segment(15, "The teacher introduces FLOP accounting and compute-optimal sizes; then the students size the "
-                     f"chapter's own target on paper: {DESIGN.target_layers} layers of width {DESIGN.width} "
-                     f"({DESIGN.heads} heads, MLP width {DESIGN.mlp_width}, a byte vocabulary of {VOCAB_SIZE} with "
-                     f"tied embeddings, context {DESIGN.context}): its body parameters, its tokens at "
-                     f"{DESIGN.tokens_per_parameter:g} per body parameter, and its C* in training FLOPs.", "read",
-                 answer=a.answer_sizing),
-         Segment(10, "Everyone writes yes/no for both predictions.", "pause", predict=True),
+        (Segment(15, "The teacher introduces FLOP accounting, compute-optimal sizes and the growth operators, on "
+                     "the board (no figure yet).", "read"),
+         Segment(10, "In pairs, the students size the chapter's own target on paper: "
+                     f"{DESIGN.target_layers} layers of width {DESIGN.width} ({DESIGN.heads} heads, a gated MLP of "
+                     f"width {DESIGN.mlp_width}, a byte vocabulary of {VOCAB_SIZE} with tied embeddings, context "
+                     f"{DESIGN.context}): its body parameters, its tokens at {DESIGN.tokens_per_parameter:g} per body "
+                     "parameter, and its C* in training FLOPs.", "pause", answer=a.answer_sizing),
+         Segment(5, "Everyone writes yes/no for both predictions.", "pause", predict=True),
          Segment(15, f"Run chapter 7's first section, '{FRONTIER_SECTION}' (stored): the frontier figure, then "
                      f"{SPEEDUP_TABLE}. Nothing of the small-budget study yet: one group reads it next.", "live",
                  shows=("the frontier figure", SPEEDUP_TABLE)),
-         _exercise_segment(20, 7, ""),
+         _exercise_segment(15, 7, ""),
          Segment(15, "Jigsaw (8 minutes reading, 7 explaining): each group reads one experiment's verdicts, then "
                      "explains them to the other, which copies them into its own grid with the reason.", "live",
                  shows=(FINAL_LOSS_TABLE, "the claims table")),
@@ -391,8 +393,9 @@ PLANS: dict[int, SessionPlan] = {
         Homework(("forward-flops", "finetune-step-flops"),
                  f"Size a target model for a budget of {a.flops_text(a.SIZING_BUDGET_FLOPS)} training FLOPs as "
                  f"chapter 7 sizes its own: {DESIGN.target_layers} layers, a byte vocabulary of {VOCAB_SIZE} with tied "
-                 f"embeddings, heads of size {DESIGN.width // DESIGN.heads}, an MLP "
-                 f"{DESIGN.mlp_width // DESIGN.width} times the width, context {DESIGN.context}. Which width (a "
+                 f"embeddings, heads of size {DESIGN.width // DESIGN.heads}, a gated MLP (gate, up and down "
+                 f"matrices) {DESIGN.mlp_width // DESIGN.width} times the width, context {DESIGN.context}. Which "
+                 "width (a "
                  "multiple of the head size) puts its C* (the compute-optimal budget: "
                  f"{DESIGN.tokens_per_parameter:g} tokens per body parameter, the decoder layers and final norm but "
                  "not the embedding, times the training FLOPs per token in the chapter's convention) nearest the "
