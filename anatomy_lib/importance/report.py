@@ -170,7 +170,8 @@ def mode_summary(tables: dict[str, pd.DataFrame], reference: str) -> pd.DataFram
         top = t.loc[t["change_pct"].idxmax()]
         layers_of = lambda name: ", ".join(map(str, t.loc[t["class"] == name, "layer"]))
         rows.append({"mode": mode, "most important layer": int(top.layer), "its change": f"{top.change_pct:+,.0f}%",
-                     "critical core": layers_of("critical core"), "anti-layers": layers_of("anti-layer") or "none",
+                     "critical core": layers_of("critical core") or "none",
+                     "anti-layers": layers_of("anti-layer") or "none",
                      "connective tissue": int((t["class"] == "connective tissue").sum()),
                      f"Spearman vs {reference}": spearman(tables[reference]["change_pct"], t["change_pct"])})
     return pd.DataFrame(rows)
