@@ -13,8 +13,9 @@
 - ``sheets``: the students' handout (one printed sheet per session) and the guide's HTML: a session's plan,
   its pre-reading with where it stops (read from the page), the teacher's notes, the final project and the
   assessment
-- ``slides``: one slide deck per session (title, introduced, predictions, the chapter's key figures in page
-  order, discussion, homework), one offline HTML file each, written by the book's build (``book/_ext/slides.py``)
+- ``slides``: one slide deck per session in its plan's order (title, a slide per segment with what it brings:
+  the predictions, exercises, groups' tasks and the outputs it shows, found on the built chapter page;
+  discussion, homework), one offline HTML file each, written by the book's build (``book/_ext/slides.py``)
 
 Everything the guide (``book/seminar.md``), the handout (``book/handout.md``), the slides and the tests call is
 re-exported here. The seminar sits on the top floor: it reads the chapters, chapter 9 and the exercises; nothing in the

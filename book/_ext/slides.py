@@ -1,9 +1,10 @@
 """The seminar's slides: when the HTML build finishes, one deck per session at ``slides/session-N.html`` and an
 index at ``slides/index.html``, next to the book's pages.
 
-Each deck is generated from the session's plan (``anatomy_lib.seminar.PLANS``) and its chapter's built page
-(``book/0N_*.html``: the figures its cells show, in order); the generation is ``anatomy_lib.seminar.slides``,
-this module only reads the pages and writes the files. A deck is one self-contained HTML file: it opens offline
+Each deck follows the session's plan (``anatomy_lib.seminar.PLANS``) segment by segment, with the outputs each
+segment shows read from its chapter's built page (``book/0N_*.html``: its figures and tables, found by the names
+the plan gives them); the generation is ``anatomy_lib.seminar.slides``, this module only reads the pages and
+writes the files. A deck is one self-contained HTML file: it opens offline
 from the built book and prints one slide a page (tests/browser/check_slides.mjs walks and prints every deck).
 """
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 from sphinx.util import logging
 
 from anatomy_lib.seminar import PLANS
-from anatomy_lib.seminar.slides import DECK_DIR, chapter_outputs, deck, deck_index
+from anatomy_lib.seminar.slides import DECK_DIR, chapter_outputs, deck, deck_index, session_slides
 
 logger = logging.getLogger(__name__)
 
@@ -23,7 +24,8 @@ def _count(n: int, thing: str) -> str:
 
 
 def write_decks(outdir: Path) -> list[str]:
-    """Write every session's deck and the index under ``outdir/slides``; one line per deck (its slides)."""
+    """Write every session's deck and the index under ``outdir/slides``; one line per deck (its slides, and how
+    many show a figure, a table, or send to the page for an output that is not on a slide)."""
     folder = outdir / DECK_DIR
     folder.mkdir(exist_ok=True)
     lines = []
@@ -35,13 +37,13 @@ def write_decks(outdir: Path) -> list[str]:
                 page = pages[0].relative_to(outdir).as_posix()
                 outputs = chapter_outputs(pages[0].read_text(encoding="utf-8"))
             else:
-                logger.warning(f"slides: no built page for chapter {plan.chapter}: session {number}'s deck has "
-                               "no figures")
+                logger.warning(f"slides: no built page for chapter {plan.chapter}: session {number}'s deck sends "
+                               "every output it shows to the page")
         path = f"{DECK_DIR}/session-{number}.html"
         (outdir / path).write_text(deck(plan, outputs, page, path), encoding="utf-8")
-        shown = "no chapter" if outputs is None else _count(len(outputs.figures), "figure") if outputs.figures \
-            else _count(len(outputs.tables), "table")
-        lines.append(f"session {number} ({shown})")
+        kinds = [s.kind for s in session_slides(plan, outputs, page, path)]
+        lines.append(f"session {number} ({_count(len(kinds), 'slide')}: {_count(kinds.count('figure'), 'figure')}, "
+                     f"{_count(kinds.count('table'), 'table')}, {kinds.count('missing')} to the page)")
     (folder / "index.html").write_text(deck_index([PLANS[n] for n in sorted(PLANS)]), encoding="utf-8")
     return lines
 
