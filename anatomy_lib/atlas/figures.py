@@ -3,6 +3,7 @@ claims-by-specimen table."""
 from __future__ import annotations
 
 import html
+import itertools
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -11,6 +12,8 @@ import seaborn as sns
 
 from ..core.display import verdict_cell
 from ..core.style import COLUMN, PALETTE, PAPER_STYLE, SMALL, figure_title, place_legends, use_book_style
+from ..growth import figures as growth_figures
+from ..growth.params import ARMS
 from ..importance import figures as imp_figures
 from ..manipulation import PAPER as MANIPULATION_PAPER
 from ..verdicts import specimen_note
@@ -20,8 +23,15 @@ MARKERS = ("o", "s", "^", "D", "v", "P")
 
 
 def _styles(names) -> dict[str, tuple]:
-    colours = sns.color_palette(PALETTE)
-    return {name: (colours[i % len(colours)], MARKERS[i % len(MARKERS)]) for i, name in enumerate(names)}
+    """A colour and marker per series: a model chapter 7 trained keeps its arm's colour from that chapter (a reader
+    has learnt it there), and the specimens take colours no arm uses, the first black."""
+    by_arm = growth_figures.arm_colours(ARMS)
+    spare = itertools.cycle(["black", *sns.color_palette(PALETTE)[len(ARMS):]])
+    styles = {}
+    for i, name in enumerate(names):
+        arm = name.split(": ", 1)[1] if name.startswith("trained") and ": " in name else None
+        styles[name] = (by_arm[arm] if arm in by_arm else next(spare), MARKERS[i % len(MARKERS)])
+    return styles
 
 
 def atlas_figure(tables: dict[str, pd.DataFrame]):

@@ -7,7 +7,7 @@ import math
 import matplotlib.pyplot as plt
 import numpy as np
 import seaborn as sns
-from matplotlib.ticker import FuncFormatter, MaxNLocator, NullFormatter
+from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
 from ..core.style import (
     COLUMN,
@@ -42,7 +42,8 @@ def growth_curves_figure(curves, mean, events, paper_ratio: float | None = None,
     fig, ax = plt.subplots(figsize=(COLUMN, 4.4))
     arms = list(dict.fromkeys(curves["arm"]))
     colours = arm_colours(arms)
-    styles = dict(zip(arms, ["-", "--", "-.", ":", "-", "--"]))
+    # six styles for six arms: shallow (orange) and random_source (brown) shared a dash and read as one
+    styles = dict(zip(arms, ["-", "--", "-.", ":", "-", (0, (3, 1, 1, 1, 1, 1))]))
     for (arm, seed), run in curves[curves["flops"] > 0].groupby(["arm", "seed"], sort=False):
         ax.plot(run["flops"], run["val_loss"], color=colours[arm], linewidth=0.7, alpha=0.45)
     for arm, run in mean.groupby("arm", sort=False):
@@ -55,6 +56,9 @@ def growth_curves_figure(curves, mean, events, paper_ratio: float | None = None,
             ax.annotate("grow", (event.flops, 1.0), xycoords=("data", "axes fraction"), fontsize=SMALL,
                         color=colours.get(event.arm, "grey"), rotation=90, va="top", ha="right")
     ax.set_xscale("log")
+    # ticks at 1, 2 and 5 of each decade: the budget spans about one decade, which plain decades mark only once
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.0e}".replace("e+", "e")))
     ax.xaxis.set_minor_formatter(plt.NullFormatter())
     ax.yaxis.set_major_locator(MaxNLocator(6))
     ax.set(xlabel="training FLOPs (log)", ylabel="validation loss (nats/token)",
@@ -70,7 +74,8 @@ def compute_to_target_figure(reach, paper_saving: float | None = None, specimen_
     goals = list(dict.fromkeys(reach["target"]))
     arms = [a for a in dict.fromkeys(reach["arm"]) if a != "uniform"]
     fig, ax = plt.subplots(figsize=(COLUMN, 4.4))
-    colours = sns.color_palette(PALETTE, len(goals))
+    # greys: a target is not an arm, and the arms' colours mean arms everywhere else in the chapter
+    colours = sns.color_palette("Greys", len(goals) + 2)[2:]
     width = 0.8 / len(goals)
     for i, goal in enumerate(goals):
         rows = reach[(reach["target"] == goal)].set_index("arm").reindex(arms)
@@ -244,9 +249,9 @@ def speedup_figure(speedups, paper_speedup: float, specimen_name: str | None = N
         x = np.arange(len(multiples)) + (i - (len(arms) - 1) / 2) * width
         beyond = (rows["extrapolated"] + rows["censored"]).fillna(0) > 0
         ax.errorbar(x, rows["speedup"], yerr=[rows["speedup"] - rows["ci_low"], rows["ci_high"] - rows["speedup"]],
-                    color=colours[arm], marker="o", linestyle="none", capsize=3, label=arm,
-                    markerfacecolor="none")
-        ax.plot(x[~beyond.to_numpy()], rows["speedup"][~beyond], "o", color=colours[arm])
+                    color=colours[arm], marker="o", linestyle="none", capsize=3, markerfacecolor="none")
+        # the legend's marker filled (hollow means "past the sweep", and an arm is not that)
+        ax.plot(x[~beyond.to_numpy()], rows["speedup"][~beyond], "o", color=colours[arm], label=arm)
     ax.axhline(1.0, color="0.3", linewidth=1.0, label="no saving (1x)")
     ax.axhline(paper_speedup, **PAPER_STYLE, label=f"paper: {paper_speedup:.2f}x")
     ax.plot([], [], "o", color="0.4", markerfacecolor="none", linestyle="none",

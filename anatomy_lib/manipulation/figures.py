@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+import numpy as np
 import seaborn as sns
 from matplotlib.colors import SymLogNorm
 
@@ -20,6 +21,18 @@ def strategy_heatmap_figure(heatmap, specimen_name: str | None = None):
                 vmax=max(10.0, float(table.max().max()))), ax=ax, annot_kws={"fontsize": SMALL - 1},
                 cbar_kws={"label": "perplexity change (%), symlog"})
     ax.set(ylabel="layer", xlabel="", title="Replacing one layer: perplexity change (%)")
+    ax.tick_params(axis="y", rotation=0)  # layer numbers read across, as everywhere else in the book
+    # the colour bar's ticks: -10, 0, 10, then every decade up to the largest change, every other one beyond five
+    # (symlog's own ticks put a label at each decade and its minor ticks, which crowd the bar)
+    top = int(np.floor(np.log10(max(10.0, float(table.max().max())))))
+    decades = list(range(1, top + 1))
+    if len(decades) > 5:
+        decades = decades[::2] if decades[-1] in decades[::2] else [*decades[::2], decades[-1]]
+    colour_bar = ax.collections[0].colorbar
+    colour_bar.set_ticks([-10, 0, *[10.0 ** k for k in decades]])
+    colour_bar.set_ticklabels([f"{v:+,.0f}" if abs(v) < 1e4 else f"{v:+.0e}".replace("e+0", "e") for v in
+                               colour_bar.get_ticks()])
+    colour_bar.ax.minorticks_off()
     ax.tick_params(axis="x", rotation=20)
     for label in ax.get_xticklabels():
         label.set_horizontalalignment("right")
