@@ -216,7 +216,7 @@ def claims(tables: dict[str, pd.DataFrame], params) -> list[v.Claim]:
         out.append(v.Claim.held_to(
             f"{name}: compute to reach the target depth's loss at C*",
             f"~{PAPER['cost_saving']:.0%} less compute ({PAPER_SPEEDUP:.2f}x), against a uniform model",
-            f"{_speedup_text(r)}; savings {r.savings:+.0%}",
+            f"{_speedup_text(r)}; savings {r.savings:+.1%}",  # one decimal: "0.97x" beside "-4%" read as a slip
             verdict, f"against the {params.target_layers}-layer model trained from the start, {_seeds(r.seeds)}"
             + (f" (detectable at {v.POWER:.0%} power: a factor of "
                f"{math.exp(v.detectable_difference(*_log_interval(r)[1:])):.2f} either way)"

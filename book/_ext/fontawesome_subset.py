@@ -32,6 +32,9 @@ NOT_ICONS = {"solid", "regular", "brands", "lg", "sm", "xs", "xl", "2x", "3x", "
              "inverse", "stack", "stack-1x", "stack-2x", "border", "pull-left", "pull-right", "li", "ul"}
 # a class attribute in a page, or a class list a theme script sets ("fa-solid fa-xmark")
 CLASSES = re.compile(r'class="([^"]*\bfa[sbr]?\b[^"]*|[^"]*\bfa-[^"]*)"|classList="([^"]*)"')
+# a widget's icon in a page's saved widget state (a Button's ``icon="scissors"``): the widget manager draws it as
+# "fa fa-scissors" only when the page loads, so no class attribute in the built HTML names it
+WIDGET_ICON = re.compile(r'"icon":\s*"([a-z0-9]+(?:-[a-z0-9]+)*)"')
 
 
 def _icons_of(classes: str) -> tuple[str, set[str]]:
@@ -41,8 +44,9 @@ def _icons_of(classes: str) -> tuple[str, set[str]]:
 
 
 def used_icons(outdir: Path) -> dict[str, set[str]]:
-    """{pack: the icon names asked for from it}, from every built page's class attributes and the class lists
-    the theme's own scripts set (the search box's close button)."""
+    """{pack: the icon names asked for from it}, from every built page's class attributes, its widgets' icons (drawn
+    from the solid pack, as the widget manager does) and the class lists the theme's own scripts set (the search
+    box's close button)."""
     names: dict[str, set[str]] = {pack: set() for pack in PACKS}
     texts = [p.read_text(errors="ignore") for p in outdir.rglob("*.html")]
     texts += [s.read_text(errors="ignore") for s in (outdir / "_static" / "scripts").glob("*.js")
@@ -51,6 +55,7 @@ def used_icons(outdir: Path) -> dict[str, set[str]]:
         for found in CLASSES.findall(text):
             style, icons = _icons_of(found[0] or found[1])
             names[style] |= icons
+        names["solid"] |= set(WIDGET_ICON.findall(text))
     return names
 
 

@@ -37,10 +37,13 @@ def test_a_pack_keeps_the_icons_asked_for_by_name_or_alias():
 def test_icons_are_read_from_pages_and_scripts_with_their_pack(tmp_path):
     (tmp_path / "_static" / "scripts").mkdir(parents=True)
     (tmp_path / "page.html").write_text('<i class="fa-solid fa-moon fa-lg"></i><i class="fab fa-github"></i>'
-                                        '<span class="fa-regular fa-file"></span>')
+                                        '<span class="fa-regular fa-file"></span>'
+                                        '<script type="application/vnd.jupyter.widget-state+json">'
+                                        '{"state": {"b": {"state": {"icon": "scissors"}}}}</script>')
     (tmp_path / "_static" / "scripts" / "theme.js").write_text('e.classList="fa-solid fa-xmark"')
     (tmp_path / "_static" / "scripts" / "fontawesome.js").write_text('class="fa-solid fa-house"')  # the old bundle
-    assert fa.used_icons(tmp_path) == {"solid": {"moon", "xmark"}, "regular": {"file"}, "brands": {"github"}}
+    assert fa.used_icons(tmp_path) == {"solid": {"moon", "xmark", "scissors"}, "regular": {"file"},
+                                       "brands": {"github"}}
 
 
 @pytest.mark.skipif(not (fa.FONTAWESOME / "js" / "solid.js").is_file(), reason="needs npm ci (make widgets-js)")
