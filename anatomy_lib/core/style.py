@@ -15,6 +15,7 @@ import os
 
 import matplotlib.pyplot as plt
 import seaborn as sns
+from matplotlib.transforms import Bbox
 
 PALETTE = "colorblind"
 PAPER_STYLE = {"color": "black", "linestyle": "--", "linewidth": 1.2}
@@ -178,20 +179,25 @@ def symlog_axis(ax, threshold: float = 1.0) -> None:
 def label_points(ax, xs, ys, labels) -> None:
     """Label scatter points without collisions, in the order given (most important first): the labels are
     placed after the figure's layout (``place_legends``), each trying four spots around its point and left out
-    when all four overlap a label already placed; every point keeps its marker."""
+    when all four overlap a label already placed or another labelled point; every point keeps its marker."""
     pending = getattr(ax, "_anatomy_labels", [])
     pending.extend(zip(xs, ys, labels))
     ax._anatomy_labels = pending
 
 
 def _place_labels(ax, renderer) -> None:
+    pending = getattr(ax, "_anatomy_labels", [])
+    # every labelled point's marker counts as taken, so a label never sits on a neighbour's point
+    points = [Bbox.from_bounds(px - 4, py - 4, 8, 8) if math.isfinite(px) and math.isfinite(py) else None
+              for px, py in (ax.transData.transform((x, y)) for x, y, _ in pending)]
     placed = []
-    for x, y, text in getattr(ax, "_anatomy_labels", []):
+    for i, (x, y, text) in enumerate(pending):
+        others = [box for j, box in enumerate(points) if j != i and box is not None]
         for dx, dy in ((4, 3), (4, -12), (-6, 3), (-6, -12)):
             note = ax.annotate(str(text), (x, y), fontsize=SMALL, xytext=(dx, dy), textcoords="offset points",
                                ha="left" if dx > 0 else "right")
             box = note.get_window_extent(renderer).expanded(1.05, 1.1)
-            if not any(box.overlaps(other) for other in placed):
+            if not any(box.overlaps(other) for other in placed + others):
                 placed.append(box)
                 break
             note.remove()
