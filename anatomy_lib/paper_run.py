@@ -59,9 +59,19 @@ def steps(only=None) -> list[int]:
 
 
 def free_memory_gib(device: str) -> float:
+    """Memory a run can have on ``device``: on a CPU, what the kernel says is available (free pages and the page
+    cache it would give back, /proc/meminfo's MemAvailable), not the free pages alone, which a busy file cache
+    keeps low on a machine with room to spare."""
     if device.startswith("cuda"):
         free, _ = torch.cuda.mem_get_info()
         return free / 2 ** 30
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024 / 2 ** 30
+    except OSError:  # not Linux: the free pages are what the system reports
+        pass
     return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / 2 ** 30
 
 

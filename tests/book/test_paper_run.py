@@ -43,3 +43,12 @@ def test_a_smoke_run_computes_and_stores_a_chapter(real_specimen, capsys):
     lines = paper_run.run(real_specimen.name, "smoke", only=["specimen"])
     assert len(lines) == 1 and lines[0].startswith("chapter 1 (specimen)") and "claims:" in lines[0]
     assert "weights" in capsys.readouterr().out
+
+
+def test_cpu_memory_counts_the_cache_the_kernel_would_give_back():
+    """A busy file cache keeps the free pages low on a machine with room to spare: the check reads what is
+    available, never less than the free pages (a small margin for what changes between the two reads)."""
+    import os
+
+    free_pages = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / 2 ** 30
+    assert paper_run.free_memory_gib("cpu") >= 0.9 * free_pages
