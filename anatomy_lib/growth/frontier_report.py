@@ -82,7 +82,7 @@ def _design_sentence(tables: dict[str, pd.DataFrame], params) -> str:
     target = design[(design["depth"] == params.target_layers) & (design["multiple"] == 1.0)].iloc[0]
     return (f"Byte-level models of width {params.width}, depths {', '.join(map(str, params.depths))}; the "
             f"{params.target_layers}-layer target has {int(target.body_parameters):,} body parameters, so its "
-            f"compute-optimal budget C* ({params.tokens_per_parameter:g} tokens per parameter) is "
+            f"compute-optimal budget C* ({params.tokens_per_parameter:g} tokens per body parameter) is "
             f"{params.c_star:.3g} FLOPs, {target.tokens / 1e6:.3g}M bytes, {target.passes:.2g} passes over the "
             f"training text; the sweep spans {params.multiples[0]:g} to {params.multiples[-1]:g} x C* "
             f"(at most {design['passes'].max():.2g} passes).")

@@ -407,8 +407,8 @@ PLANS: dict[int, SessionPlan] = {
                       f"{DESIGN.target_layers // DESIGN.start_layers} times over, or the frontier's best depth)")),
                  model_answer=a.model_sizing),
         group_note="A jigsaw: the groups judge different claims, so compare the regimes, not the columns: at each "
-                   "experiment's budget, how many tokens per parameter the target sees, what the shallow model at the "
-                   "same FLOPs does, and whether a verdict would survive the move to the other regime.",
+                   "experiment's budget, how many tokens per body parameter the target sees, what the shallow model "
+                   "at the same FLOPs does, and whether a verdict would survive the move to the other regime.",
         group_tasks={"the paper's protocol at a small budget":
                      f"reads '{SMALL_BUDGET_SECTION}' to 'Paper vs this book': {FINAL_LOSS_TABLE} and the claims "
                      "of 'growth against uniform training on one budget' with their controls; then explains its "

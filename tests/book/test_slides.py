@@ -64,6 +64,7 @@ def claims(cell: int = 40, rows: int = 5) -> tuple:
 
 
 # {chapter: (title, [(level, heading, [(code, [outputs])])])}
+FITS_CAPTION = "the fits: R² of each predictor, in-sample and held out, mean over layers"  # as chapter 3 shows it
 CHAPTERS = {
     1: ("1. The specimen", [
         (2, "Anatomy at a glance", [('display(show_table(arch, left=("property", "value")))',
@@ -90,8 +91,8 @@ CHAPTERS = {
         (2, "Ridge, its baselines and its null models", [
             ("fig = pred.r2_figure(fits, lab.specimen.name)", [fig("r2")]),
             ('means = fits.pivot_table(index=["model", "predictor", "fit"], columns="component", values="r2")\n'
-             'display(show_table(means, caption="mean R² over layers", index=True))',
-             [table(("model", "predictor", "fit", "q", "k", "v", "o"), 12, "mean R² over layers")])]),
+             'display(show_table(means, caption=FITS_CAPTION, index=True))',
+             [table(("model", "predictor", "fit", "q", "k", "v", "o"), 12, FITS_CAPTION)])]),
         (2, "The ridge sweep", [
             ('fig = pred.ridge_sweep_figure(tables["sweep"], levels, lab.specimen.name)\n'
              "display(show_table(sweep, caption=\"mean held-out R² of ridge over components and layers\"))",
@@ -338,7 +339,8 @@ def _found(chapter: int, name: str) -> list[str]:
     (2, "the operators figure", ["operators"]),
     (2, "the figure in 'The anatomy strip'", ["strip"]),  # a section, quoted
     (3, "the in-sample against held-out R² figure", ["r2"]),
-    (3, "the fits table", ["mean R² over layers"]),  # not the paradox's table, which has a fit column too
+    # not the paradox's table, which has a fit column too
+    (3, "the fits table", [FITS_CAPTION]),
     (4, "the delta-correlation figure", ["delta-correlation"]),
     (5, "the alpha curves", ["knob-alpha"]),
     (5, "the facts table", ["the book's factual questions answered correctly"]),
@@ -450,7 +452,7 @@ def test_session_three_shows_the_fits_and_claims_its_plan_names_and_nothing_else
     shown = [(s.kind, s.title) for s in slides if s.segment == live and s.kind != "segment"]
     assert shown == [("figure", "Ridge, its baselines and its null models"),
                      ("table", "Ridge, its baselines and its null models")]
-    assert "mean R² over layers" in slides[[s.segment for s in slides].index(live) + 2].body
+    assert FITS_CAPTION in slides[[s.segment for s in slides].index(live) + 2].body
     assert _sources(slides) == ["../_images/r2.png"]  # no ridge sweep, no quantisation figure
     groups = [s for s in slides if s.kind == "table" and s.segment == live + 2]
     assert [s.title for s in groups] == ["Paper vs this book"]  # the claims table
