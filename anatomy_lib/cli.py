@@ -60,7 +60,7 @@ from .recovery.analysis import (
     steps_label,
 )
 from .recovery.params import RecoveryParams
-from .recovery.power import PowerDesign, power_kept, power_progress, power_table, run_power
+from .recovery.power import PowerDesign, power_design, power_kept, power_progress, power_table, run_power
 from .recovery.sweep import merged, recovery
 from .structure.compute import StructureParams, structure, summarize
 
@@ -362,8 +362,9 @@ def cmd_growth_budgets(args) -> int:
 def cmd_recovery_power(args) -> int:
     lab = _lab(args)
     base = params_from(args, RecoveryParams, base=lab.defaults(RecoveryParams)).resolved(lab)
-    design = params_from(args, PowerDesign)
-    print(f"{lab.specimen.name}, profile {lab.profile.name}: the powered recovery sweep, layers {list(base.layers)} "
+    design = params_from(args, PowerDesign, base=power_design(lab.specimen.name))
+    print(f"{lab.specimen.name}, profile {lab.profile.name}: the powered recovery sweep, layers "
+          f"{list(design.layers_of(base))} "
           f"x {design.seeds} noise seeds and a sham each, at learning rates {list(design.lrs)}, {design.steps} steps, "
           f"{design.eval_blocks} evaluation blocks: {design.n_runs(base)} runs")
     if args.threads:

@@ -30,12 +30,14 @@ from tqdm.auto import tqdm
 
 from ..core import rules as v
 from ..core.checks import positive_int, positive_number
+from ..core.lab import NotStored
 from ..core.locks import claimed, exclusive
 from ..core.results import ResultStore
 from ..core.stats import t_interval
+from ..importance.compute import ImportanceParams, importance
 from .analysis import MAIN_CRITERION, Criterion, judged_layers, judged_runs, rank_correlations
 from .params import RecoveryParams
-from .report import PAPER, paper_claims
+from .report import PAPER, paper_claims, show_table
 from .sweep import RecoveryContext, baseline_table, recovery_run, run_tables
 from .training import matched_sigma
 
@@ -55,6 +57,9 @@ class PowerDesign:
     early_evals: tuple[int, ...] = field(default=(10, 50), metadata={
         "help": "evaluations before the regular ones ('almost at once' is within 10 steps)"})
     eval_every: int = field(default=100, metadata={"help": "then every k steps"})
+    layers: tuple[int, ...] = field(default=(), metadata={
+        "help": "the specimen's layers to run (default: every layer of the chapter's sweep); a reduced design "
+                "runs fewer"})
 
     def __post_init__(self):
         if not self.lrs:
@@ -63,14 +68,21 @@ class PowerDesign:
             positive_number(lr, "learning rate")
         for name in ("seeds", "steps", "eval_blocks", "eval_every"):
             positive_int(getattr(self, name), name)
+        if any(int(layer) != layer or layer < 0 for layer in self.layers):
+            raise ValueError(f"layers are the specimen's layer indices (0 and up), got {list(self.layers)}")
+
+    def layers_of(self, base: RecoveryParams) -> tuple[int, ...]:
+        """The layers this design runs: its own, else every layer of ``base`` (resolved for the specimen)."""
+        return tuple(self.layers) or tuple(base.layers)
 
     def sweeps(self, base: RecoveryParams) -> list[RecoveryParams]:
-        """One matched-damage sweep per learning rate: every layer of ``base`` with ``seeds`` noise seeds and its
+        """One matched-damage sweep per learning rate: every layer of the design with ``seeds`` noise seeds and its
         sham, no fixed-noise protocol beside it, on at least ``base``'s evaluation blocks (0: all of them)."""
         blocks = 0 if base.eval_blocks == 0 else max(self.eval_blocks, base.eval_blocks)
-        return [replace(base, lr=lr, damage="matched", steps=self.steps, eval_blocks=blocks,
-                        eval_every=self.eval_every, early_evals=self.early_evals, repeat_layers=base.layers,
-                        repeat_count=self.seeds, sham_layers=base.layers, sigmas=())
+        layers = self.layers_of(base)
+        return [replace(base, layers=layers, lr=lr, damage="matched", steps=self.steps, eval_blocks=blocks,
+                        eval_every=self.eval_every, early_evals=self.early_evals, repeat_layers=layers,
+                        repeat_count=self.seeds, sham_layers=layers, sigmas=())
                 for lr in self.lrs]
 
     def units(self, base: RecoveryParams) -> list[tuple[int, str, int]]:
@@ -79,12 +91,25 @@ class PowerDesign:
         (a run costs in proportion to the layers from the damaged one up, so most pairs are kept soonest), then
         each further seed."""
         first = base.noise_seed
-        layers = sorted(base.layers, reverse=True)
+        layers = sorted(self.layers_of(base), reverse=True)
         pairs = [(layer, kind, first) for layer in layers for kind in ("damaged", "sham")]
         return pairs + [(layer, "damaged", first + i) for i in range(1, self.seeds) for layer in layers]
 
     def n_runs(self, base: RecoveryParams) -> int:
         return len(self.units(base)) * len(self.lrs)
+
+
+# A reduced design where a specimen's runs cost more than this CPU affords at the full one. Gemma-3-270M's head
+# (262,144 tokens) makes each of its runs cost about three of SmolLM2's, so it runs one layer of each class of
+# chapter 2's map (input processor L1, critical core L5, middle L8, output processor L17: four, the fewest
+# ``power_correlations`` ranks) at the book's rate, where its quick sweep already undoes about three quarters of
+# the damage in 200 steps (so a longer budget can show whether the criterion is met).
+REDUCED_DESIGNS = {"gemma3-270m-q4": PowerDesign(lrs=(1e-4,), layers=(1, 5, 8, 17))}
+
+
+def power_design(specimen_name: str) -> PowerDesign:
+    """The powered design a specimen runs and the book reads: its reduced design, else the full one."""
+    return REDUCED_DESIGNS.get(specimen_name, PowerDesign())
 
 
 def _run_index(sweep: RecoveryParams, layer: int, kind: str, seed: int) -> int:
@@ -190,26 +215,30 @@ def power_kept(lab, design: PowerDesign, base: RecoveryParams | None = None) -> 
     return out
 
 
-def power_progress(kept: dict[float, dict], design: PowerDesign, base: RecoveryParams) -> str:
+def power_progress(kept: dict[float, dict], design: PowerDesign, base: RecoveryParams,
+                   specimen: str = "") -> str:
     """Where the powered sweep stands, in one sentence: the runs kept, which noise seeds they hold (by number: a
     seed is a name, not a count) and what the table below it shows, one row per rate and layer whose damaged run
-    is kept beside its sham (so its rows are fewer than the runs kept)."""
+    is kept beside its sham (so its rows are fewer than the runs kept); the command that resumes it names
+    ``specimen`` where given."""
     total = design.n_runs(base)
     missing = sum(tables["missing"] for tables in kept.values())
+    command = "python -m anatomy_lib recovery-power" + (f" --specimen {specimen}" if specimen else "")
     if not missing:
-        return (f"The powered sweep is complete: {total} runs ({len(base.layers)} layers x {design.seeds} noise "
-                f"seeds and a sham each, at {len(design.lrs)} learning rates).")
+        rates = f"{len(design.lrs)} learning rates" if len(design.lrs) > 1 else f"learning rate {design.lrs[0]:g}"
+        return (f"The powered sweep is complete: {total} runs ({len(design.layers_of(base))} layers x "
+                f"{design.seeds} noise seeds and a sham each, at {rates}).")
     per_rate = "; ".join(f"lr {lr:g}: {len(design.units(base)) - tables['missing']} of {len(design.units(base))}"
                          for lr, tables in kept.items())
     found = sorted({int(seed) for tables in kept.values() if "runs" in tables
                     for seed in tables["runs"]["noise_seed"].unique()})
     if not found:  # nothing to tabulate yet: no table follows
         return (f"The powered sweep has not started: none of its {total} runs is kept yet "
-                "(`python -m anatomy_lib recovery-power` runs it).")
+                f"(`{command}` runs it).")
     return (f"The powered sweep is incomplete: {total - missing} of {total} runs are kept ({per_rate}; "
             f"{_seeds_so_far(found)}). The table below reads the kept runs only, one row per learning rate and "
             "layer whose damaged run is kept beside its sham; a layer's interval over noise seeds appears once it "
-            "has two of them (`python -m anatomy_lib recovery-power` resumes the sweep).")
+            f"has two of them (`{command}` resumes the sweep).")
 
 
 def _seeds_so_far(seeds: list[int]) -> str:
@@ -364,3 +393,69 @@ def block_power_sentence(power: dict) -> str:
                "blocks (its interval over seeds leaves out the part of the block error its seeds share: one sham "
                "and the same blocks serve them all)." if ratio >= 2 else
                "blocks and seeds both limit a layer's precision, so more of both would help."))
+
+
+# ---- as the chapter shows it ----------------------------------------------------------------------------------
+def power_view(lab, base: RecoveryParams | None = None, n_boot: int | None = None,
+               design: PowerDesign | None = None) -> dict:
+    """A specimen's powered sweep as chapter 6 shows it, never training: its design (default ``power_design``), the base
+    sweep, the runs kept per rate (``power_kept``), the sentence saying how far it has come, the table at the end
+    of the budget (``power_table``), the steps to undo half the damage (``power_steps``), and chapter 2's
+    importance map with each layer's class (None and empty where a read-only lab has not stored it)."""
+    base = (base or lab.defaults(RecoveryParams)).resolved(lab)
+    design = design or power_design(lab.specimen.name)
+    kept = power_kept(lab, design, base)
+    n_boot = n_boot or lab.profile.n_boot
+    try:
+        ranked = importance(lab, ImportanceParams(), progress=False)
+    except NotStored:
+        ranked = None
+    classes = {} if ranked is None else dict(zip(ranked["layer"], ranked["class"]))
+    return {"design": design, "base": base, "kept": kept,
+            "progress": power_progress(kept, design, base, lab.specimen.name),
+            "end": power_table(kept, n_boot=n_boot), "half": power_steps(kept, n_boot=n_boot),
+            "importance": ranked, "classes": classes, "n_boot": n_boot}
+
+
+def design_sentence(view: dict, specimen_name: str) -> str:
+    """What a specimen's powered design runs, computed from it, and why it is reduced where it is."""
+    design, base = view["design"], view["base"]
+    layers = design.layers_of(base)
+    rates = ", ".join(f"{lr:g}" for lr in design.lrs)
+    reduced = ("a reduced design: " if specimen_name in REDUCED_DESIGNS else "")
+    return (f"{specimen_name}, {reduced}layers {', '.join(f'L{layer}' for layer in layers)}, {design.seeds} noise "
+            f"seeds and a sham each, at learning rate{'s' if len(design.lrs) > 1 else ''} {rates}, {design.steps} "
+            f"steps, {design.sweeps(base)[0].eval_blocks or 'every'} evaluation blocks: {design.n_runs(base)} runs.")
+
+
+def power_tables(view: dict, seed: int = 0) -> dict:
+    """The powered sweep's tables in this chapter's words (each None until there is something to show): ``end``,
+    per rate and layer, the share of the damage undone against the sham at the end of the budget with its interval
+    over noise seeds; ``half``, the steps to undo half of it, a column per rate; ``rho``, recovery against
+    importance at each rate with four or more layers kept (``power_correlations``)."""
+    end, half, steps, classes = view["end"], view["half"], view["design"].steps, view["classes"]
+    out = {"end": None, "half": None, "rho": None}
+    if len(end):
+        shown = end.assign(cls=end["layer"].map(classes)).rename(columns={"cls": "class"})[
+            ["lr", "layer", "class", "seeds", "undone", "undone_low", "undone_high", "recovered", "median_steps",
+             "sham_final_move_nll"]]
+        out["end"] = show_table(shown, {"lr": "g", "undone": ".0%", "median_steps": ".0f",
+                                        "sham_final_move_nll": "+.3f"},
+                                {"undone": "damage undone", "median_steps": "median steps",
+                                 "sham_final_move_nll": "sham's drift (nats)"},
+                                intervals={"undone": ("undone_low", "undone_high")}, left=("class", "recovered"),
+                                caption=f"at the end of {steps} steps, against the sham of the same layer")
+    if len(half):
+        cells = half.assign(cell=[steps_cell(r) for r in half.itertuples()], lr=half["lr"].map("lr {:g}".format))
+        grid = cells.pivot(index="layer", columns="lr", values="cell").fillna("not kept").reset_index()
+        grid.insert(1, "class", grid["layer"].map(classes))
+        out["half"] = show_table(grid, left=("class",), caption="steps to undo half the damage against the sham: "
+                                 "median over the seeds that did (how many of the seeds kept)")
+        rho = (power_correlations(half, view["importance"], view["n_boot"], seed)
+               if view["importance"] is not None else pd.DataFrame())
+        if len(rho):
+            columns = ["lr", "recovery measure", "correlation", "rho", "ci_low", "ci_high", "layers"]
+            out["rho"] = show_table(rho[columns], {"lr": "g", "rho": "+.2f"},
+                                    caption="recovery against importance (chapter 2's change), Spearman over the "
+                                    "layers kept at each rate, 95% bootstrap interval over layers")
+    return out

@@ -35,6 +35,17 @@ def test_options_reach_the_params():
         layer_set("ten")
 
 
+def test_the_powered_recovery_sweep_starts_from_the_specimen_design_and_takes_its_layers():
+    from anatomy_lib.recovery import PowerDesign, power_design
+
+    parser = build_parser()
+    args = parser.parse_args(["recovery-power", "--specimen", "gemma3-270m-q4"])
+    assert params_from(args, PowerDesign, base=power_design("gemma3-270m-q4")) == power_design("gemma3-270m-q4")
+    args = parser.parse_args(["recovery-power", "--layers", "2", "7", "--lrs", "3e-4", "--seeds", "4"])
+    design = params_from(args, PowerDesign, base=power_design("smollm2-135m-instruct-q4"))
+    assert (design.layers, design.lrs, design.seeds, design.steps) == ((2, 7), (3e-4,), 4, PowerDesign().steps)
+
+
 def test_bad_input_is_one_line_with_exit_status_2(capsys):
     assert main(["structure", "--specimen", "no-such-thing"]) == 2
     err = capsys.readouterr().err.strip()

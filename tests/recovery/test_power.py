@@ -8,13 +8,18 @@ from conftest import state_hash, tiny_lab, tiny_specimen
 
 from anatomy_lib.recovery import RecoveryContext, RecoveryParams, streams_entering
 from anatomy_lib.recovery.power import (
+    REDUCED_DESIGNS,
     PowerDesign,
+    design_sentence,
     power_correlations,
+    power_design,
     power_kept,
     power_progress,
     power_sensitivity,
     power_steps,
     power_table,
+    power_tables,
+    power_view,
     run_power,
     steps_cell,
     truncated,
@@ -46,6 +51,22 @@ def test_the_design_runs_every_layer_at_every_rate_with_its_seeds_and_sham():
         PowerDesign(lrs=(1e-3, -1.0))
     with pytest.raises(ValueError, match="seeds"):
         PowerDesign(seeds=0)
+
+
+def test_a_reduced_design_runs_its_own_layers_and_a_specimen_gets_its_design():
+    reduced = PowerDesign(lrs=(1e-3,), seeds=2, steps=4, layers=(3,))
+    (sweep,) = reduced.sweeps(BASE)
+    assert sweep.layers == sweep.sham_layers == sweep.repeat_layers == (3,)
+    assert reduced.units(BASE) == [(3, "damaged", 0), (3, "sham", 0), (3, "damaged", 1)]
+    assert sorted((r[0], r[1], r[2]) for r in sweep.runs()) == sorted(reduced.units(BASE))
+    assert DESIGN.layers_of(BASE) == (1, 3)  # no layers of its own: the chapter sweep's
+    assert power_design("gemma3-270m-q4") is REDUCED_DESIGNS["gemma3-270m-q4"]
+    assert power_design("smollm2-135m-instruct-q4") == PowerDesign()
+    gemma = REDUCED_DESIGNS["gemma3-270m-q4"]
+    assert gemma.seeds >= 3 and len(gemma.layers) >= 4  # seeds as units; enough layers to rank
+    assert "learning rate 0.001" in power_progress({1e-3: {"missing": 0}}, reduced, BASE)
+    with pytest.raises(ValueError, match="layer indices"):
+        PowerDesign(layers=(-1,))
 
 
 def test_the_progress_names_the_seeds_kept_and_what_a_table_row_is():
@@ -82,8 +103,16 @@ def test_a_powered_sweep_shares_the_damage_across_rates_resumes_and_is_read_part
                          "blocks": tables["blocks"][tables["blocks"]["kind"] == "damaged"]}
                     for lr, tables in kept.items()}
     assert power_table(only_damaged, n_boot=200).empty  # no sham kept beside it: nothing judged yet
-    progress = power_progress(kept, DESIGN, BASE.resolved(lab))
+    progress = power_progress(kept, DESIGN, BASE.resolved(lab), "tiny")
     assert "4 of 12 runs are kept" in progress and "only noise seed 0 so far" in progress
+    assert "`python -m anatomy_lib recovery-power --specimen tiny` resumes" in progress
+    view = power_view(lab, BASE, n_boot=200, design=DESIGN)  # as the chapter shows it: the same tables
+    assert view["progress"] == power_progress(kept, DESIGN, BASE.resolved(lab), lab.specimen.name)
+    shown = power_tables(view)
+    assert "at the end of 4 steps" in shown["end"].data and "steps to undo half" in shown["half"].data
+    assert shown["rho"] is None  # one layer kept: nothing to rank
+    assert "layers L1, L3, 2 noise seeds and a sham each, at learning rates 0.001, 0.003" in design_sentence(
+        view, "tiny")
     runs = pd.concat([kept[lr]["runs"].assign(lr=lr) for lr in kept])
     damaged = runs[runs["kind"] == "damaged"]
     assert (damaged.groupby(["layer", "noise_seed"])["sigma"].nunique() == 1).all()  # one sigma, every rate
