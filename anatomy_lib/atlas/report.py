@@ -95,15 +95,20 @@ def findings(tables: dict[str, pd.DataFrame], claims: pd.DataFrame | None = None
     births = tables.get("massive", pd.DataFrame())
     for name, rows in (acts.groupby("specimen", sort=False) if not acts.empty else []):
         massive = rows[rows["massive_entries"] > 0]
-        peak = rows.loc[rows["ratio"].idxmax()]
+        peak, largest = rows.loc[rows["ratio"].idxmax()], rows.loc[rows["max_abs"].idxmax()]
         where = (f"first pass the threshold at layer {int(massive['layer'].iloc[0])} (depth "
                  f"{massive['depth'].iloc[0]:.2f})" if len(massive) else "pass the threshold at no layer")
         born = births[births["specimen"] == name] if not births.empty else births
         if len(born):
             where += (f" and are born at layer {int(born['birth_layer'].iloc[0])} (depth {born['depth'].iloc[0]:.2f}: "
                       "the largest jump of the massive feature, chapter 2)")
+        # two statistics: chapter 2 names the largest absolute value, which need not be the largest ratio
+        absolute = ("the largest absolute value, chapter 2's 'largest', leaves the same layer"
+                    if int(largest.layer) == int(peak.layer) else
+                    f"the largest absolute value, chapter 2's 'largest', {largest.max_abs:,.0f}, leaves layer "
+                    f"{int(largest.layer)} (depth {largest.depth:.2f})")
         out.append(f"{name}: massive activations {where}; the largest ratio to the median, {peak.ratio:,.0f}, "
-                   f"leaves layer {int(peak.layer)} (depth {peak.depth:.2f}).")
+                   f"leaves layer {int(peak.layer)} (depth {peak.depth:.2f}); {absolute}.")
     if not tables["not_run"].empty:
         missing = tables["not_run"].groupby("specimen")["measure"].apply(lambda m: ", ".join(m))
         out.append("Not run yet: " + "; ".join(f"{m} on {s}" for s, m in missing.items()) + ".")
