@@ -112,6 +112,7 @@ SMALL_BUDGET_SECTION = "The paper's protocol at a small budget: the models"
 SPEEDUP_CAPTION = "speed-up to each reference's loss (geometric mean, paired by seed)"
 SPEEDUP_COLUMN = f"vs {DESIGN.target_layers} layers from the start"  # as ``growth.frontier_speedups`` heads it
 SPEEDUP_TABLE = f"the table '{SPEEDUP_CAPTION}' in '{FRONTIER_SECTION}', its column '{SPEEDUP_COLUMN}'"
+SIDE_BY_SIDE = "the guide's side-by-side verdicts"  # the groups' table under the session in the seminar guide
 FINAL_LOSS_TABLE = "the final-loss table in 'Loss against compute' (its columns final_loss and minus_uniform)"
 
 
@@ -129,13 +130,13 @@ PLANS: dict[int, SessionPlan] = {
         "`data/` and its manifests; the verdict words and the rule behind each.",
         (INTRO_TITLE, "wietrzykowski2026anatomical"),
         (Question("How long will chapter 2 take to run on your machine at its defaults, and why is it far less than "
-                  "its computation took?", "the guide's table of execution times", a.answer_store_speed),),
+                  "its computation took?", "the guide's table of how long each chapter takes", a.answer_store_speed),),
         (Segment(15, "The teacher introduces the paper and the book's conventions (profiles, the store, the verdict "
                      "words).", "read"),
          Segment(5, "Everyone writes an answer to the prediction.", "pause", predict=True),
          Segment(30, "Set-up: half the room opens chapter 1 in Colab (the rocket icon), half clones the repository "
                      "and runs `make book` or `make install`; the teacher helps whoever is stuck.", "live",
-                 shows=("the guide's table of execution times",)),
+                 shows=("the guide's table of how long each chapter takes",)),
          Segment(20, "Everyone runs chapter 1's first cells and the first exercise's stub, then its check "
                      "(`exercises.check`), and reads the hint it prints.", "live"),
          Segment(10, "Groups: Colab and local machines compare chapter 1's execution time with the guide's table.",
@@ -178,7 +179,7 @@ PLANS: dict[int, SessionPlan] = {
          _exercise_segment(25, 1, "layer-parameters was the set-up session's homework: pairs compare theirs first. "
                                   "Those who finish derive the Gemma layer's count by hand."),
          Segment(15, "Groups: one reads the chapter on the book's specimen, one on Gemma-3-270M; the claims go side "
-                     "by side.", "live", shows=("the claims table",)),
+                     "by side.", "live", shows=(SIDE_BY_SIDE,)),
          Segment(10, "Discussion.", "pause")),
         {"the book's specimen": {}, "Gemma-3-270M": GEMMA},
         "read the budget table and the interval on the built page; the exercises' checkers run in any Python "
@@ -210,7 +211,7 @@ PLANS: dict[int, SessionPlan] = {
                  shows=("the figure in 'The anatomy strip'", "the figure in 'Ablation modes compared'")),
          _exercise_segment(20, 2, ""),
          Segment(15, "Groups: the defaults, another selection of evaluation text, Gemma-3-270M; the verdicts go "
-                     "side by side.", "live", shows=("the claims table",)),
+                     "side by side.", "live", shows=(SIDE_BY_SIDE,)),
          Segment(15, "Discussion.", "pause")),
         {"defaults": {}, "another selection of text": {"blocks_seed": SECOND_SELECTION, "seed": SECOND_SELECTION},
          "Gemma-3-270M": GEMMA},
@@ -243,7 +244,7 @@ PLANS: dict[int, SessionPlan] = {
                  shows=("the in-sample against held-out R² figure", "the fits table")),
          _exercise_segment(20, 3, ""),
          Segment(15, "Groups: the book's specimen and Gemma-3-270M; the substitution verdicts side by side.", "live",
-                 shows=("the claims table",)),
+                 shows=(SIDE_BY_SIDE,)),
          Segment(15, "Discussion.", "pause")),
         {"the book's specimen": {}, "Gemma-3-270M": GEMMA},
         "the kernel-free prediction explorer on the page",
@@ -277,7 +278,7 @@ PLANS: dict[int, SessionPlan] = {
          Segment(15, "Run chapter 4 (stored): the delta-correlation figure with its nulls.", "live",
                  shows=("the delta-correlation figure",)),
          _exercise_segment(20, 4, "The ar1-null exercise holds the derivation to a formula."),
-         Segment(15, "Groups: the book's specimen and Gemma-3-270M.", "live", shows=("the claims table",)),
+         Segment(15, "Groups: the book's specimen and Gemma-3-270M.", "live", shows=(SIDE_BY_SIDE,)),
          Segment(10, "Discussion.", "pause")),
         {"the book's specimen": {}, "Gemma-3-270M": GEMMA},
         "the kernel-free delta map explorer on the page",
@@ -313,7 +314,7 @@ PLANS: dict[int, SessionPlan] = {
                  shows=("the strategy map", "the alpha curves", "the facts table")),
          _exercise_segment(20, 5, ""),
          Segment(15, "Groups: the book's specimen and Gemma-3-270M (a post-norm family).", "live",
-                 shows=("the claims table",)),
+                 shows=(SIDE_BY_SIDE,)),
          Segment(15, "Discussion.", "pause")),
         {"the book's specimen": {}, "Gemma-3-270M": GEMMA},
         "the kernel-free strategy explorer on the page",
@@ -342,7 +343,7 @@ PLANS: dict[int, SessionPlan] = {
                      "importance.", "live",
                  shows=("the recovery curves with their shams", "the recovery-against-importance figure")),
          _exercise_segment(20, 6, ""),
-         Segment(15, "Groups: the book's specimen and Gemma-3-270M.", "live", shows=("the claims table",)),
+         Segment(15, "Groups: the book's specimen and Gemma-3-270M.", "live", shows=(SIDE_BY_SIDE,)),
          Segment(15, "Discussion.", "pause")),
         {"the book's specimen": {}, "Gemma-3-270M": GEMMA},
         "the kernel-free recovery explorer on the page (recomputing a run takes minutes per layer on a CPU)",

@@ -25,6 +25,8 @@ How a ``shows`` name finds its output on the page (``find_outputs``):
   cell draws several of its kind; the cell's code where it draws one). The best score wins; outputs that tie
   are all shown, in page order. A name with no quoted phrase needs a score above zero. Where nothing is found,
   the slide links to the section whose heading or code shares most words with the name, or to the page.
+- A name that starts "the guide's" is looked for, by the rest of its words, in the seminar guide instead: under
+  the session's own section there (its groups' verdicts side by side) or under no session (the course-wide tables).
 
 A deck is one HTML file that opens offline: its own CSS and a few lines of script (the arrow keys, space or a
 click move between slides; a counter shows where you are; ``#5`` in the address opens the fifth slide), images
@@ -50,6 +52,7 @@ from .sheets import inline
 
 MAX_TABLE_ROWS = 16  # a table with more rows (the header included) does not fit a slide: the page shows it
 MAX_CELL_CHARS = 100  # nor does one with a paragraph in a cell
+LINE_CHARS = 110  # about what one line of a slide's table holds at its font: a longer row wraps onto more lines
 DECK_DIR = "slides"  # where the decks sit, relative to the built site's root
 GUIDE = "book/seminar.html"  # the seminar guide, relative to the site's root: what a session without a chapter shows
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
@@ -129,11 +132,15 @@ class PageTable:
     @property
     def too_big(self) -> str:
         """Why the table does not fit a slide (more than ``MAX_TABLE_ROWS`` rows, the header included, or a cell
-        over ``MAX_CELL_CHARS`` characters); '' where it fits."""
+        over ``MAX_CELL_CHARS`` characters, or rows so long that, wrapped at about ``LINE_CHARS`` characters, they
+        take more than ``MAX_TABLE_ROWS`` lines); '' where it fits."""
         if len(self.rows) > MAX_TABLE_ROWS:
             return f"{len(self.rows) - 1} rows"
         longest = max((len(c) for r in self.rows for c in r), default=0)
-        return f"a cell of {longest} characters" if longest > MAX_CELL_CHARS else ""
+        if longest > MAX_CELL_CHARS:
+            return f"a cell of {longest} characters"
+        lines = sum(max(1, -(-sum(len(c) + 2 for c in row) // LINE_CHARS)) for row in self.rows)
+        return f"{len(self.rows) - 1} rows, wrapped onto about {lines} lines" if lines > MAX_TABLE_ROWS else ""
 
 
 @dataclass(frozen=True)
@@ -537,17 +544,35 @@ def _capital(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+GUIDE_SHOWS = "the guide's "  # a ``shows`` name that starts so is looked for in the seminar guide, not the chapter
+
+
+def session_guide(guide: ChapterOutputs, number: int) -> ChapterOutputs:
+    """The seminar guide's outputs a session's deck may show: those under the session's own section (its plan
+    and its groups' table) and those under no session (the course-wide tables)."""
+    def mine(output) -> bool:
+        heading = output.heading or ""
+        return heading.startswith(f"Session {number}:") or not heading.startswith("Session ")
+
+    return ChapterOutputs(guide.title, tuple(f for f in guide.figures if mine(f)),
+                          tuple(t for t in guide.tables if mine(t)), guide.sections)
+
+
 def _output_slides(name: str, outputs: ChapterOutputs | None, links: _Links, index: int,
-                   held: set[int]) -> list[Slide]:
-    """The slides of one ``shows`` name: one per output that fits a slide; one that says where the rest is."""
+                   held: set[int], in_guide: bool = False) -> list[Slide]:
+    """The slides of one ``shows`` name: one per output that fits a slide; one that says where the rest is.
+    ``in_guide``: the name is looked for in the seminar guide (``outputs``, its part for the session), without
+    its ``GUIDE_SHOWS`` prefix."""
+    page = "the seminar guide" if in_guide else "the chapter's page"
     if outputs is None:
-        return [Slide("missing", _capital(name), f"<p>Not on a slide: this session has no chapter page. See "
-                                                 f"{links.guide()}.</p>", index)]
-    found = find_outputs(name, outputs)
+        missing = "the seminar guide was not read" if in_guide else "this session has no chapter page"
+        return [Slide("missing", _capital(name), f"<p>Not on a slide: {missing}. See {links.guide()}.</p>", index)]
+    found = find_outputs(name[len(GUIDE_SHOWS):] if in_guide else name, outputs)
     slides, notes = [], []
     for output in found.outputs:
         title = output.heading or outputs.title
-        shows = (f'<p class="shows">{inline(name)} · {links.section(output.anchor, "on the page")}</p>')
+        where = "in the guide" if in_guide else "on the page"
+        shows = (f'<p class="shows">{inline(name)} · {links.section(output.anchor, where)}</p>')
         if output.position in held:
             notes.append(f"<li>Held back until the predictions are written (it answers one): "
                          f"{links.section(output.anchor, title)}.</li>")
@@ -557,17 +582,16 @@ def _output_slides(name: str, outputs: ChapterOutputs | None, links: _Links, ind
             slides.append(Slide("figure", title, f'{shows}<div class="figure"><img src="{src}" '
                                                  f'alt="{html.escape(alt)}"></div>', index))
         elif output.too_big:
-            notes.append(f"<li>Too big for a slide ({output.too_big}): see it on the page, in "
+            notes.append(f"<li>Too big for a slide ({output.too_big}): see it on {page}, in "
                          f"{links.section(output.anchor, title)}.</li>")
         else:
             slides.append(Slide("table", title, shows + _table_html(output, found.columns), index))
     if not found.outputs:
         places = ", ".join(links.section(s.anchor, s.heading) for s in found.where) \
             or links.section("", outputs.title)
-        notes.append(f"<li>Not found on the chapter's page ({html.escape(found.reason)}): see the page, "
-                     f"{places}.</li>")
+        notes.append(f"<li>Not found on {page} ({html.escape(found.reason)}): see it, {places}.</li>")
     if notes:
-        slides.append(Slide("missing", _capital(name), f'<p class="shows">Not on a slide: see the page.</p>'
+        slides.append(Slide("missing", _capital(name), f'<p class="shows">Not on a slide: see {page}.</p>'
                                                        f'<ul class="notes">{"".join(notes)}</ul>', index))
     return slides
 
@@ -588,13 +612,16 @@ def _segment_slide(plan: SessionPlan, index: int, segment: Segment, start: int) 
 
 
 def session_slides(plan: SessionPlan, outputs: ChapterOutputs | None = None, page: str = "",
-                   deck: str = "") -> list[Slide]:
+                   deck: str = "", guide: ChapterOutputs | None = None) -> list[Slide]:
     """A session's slides in the order its plan runs: the title; then for each segment its slide (minutes and
     activity), followed by what is introduced (the first segment), the predictions (the prediction segment), the
     outputs it shows, the discussion questions (the discussion segment); the homework last. ``page`` and ``deck``
     (paths relative to the site's root) rebase the figures' paths and the links from the chapter page to the deck;
-    ``outputs`` None: no chapter."""
+    ``outputs`` None: no chapter. ``guide``: the seminar guide's outputs (``chapter_outputs`` of its built page),
+    where a name that starts with ``GUIDE_SHOWS`` is looked for."""
     links = _Links(outputs, page, deck)
+    mine = session_guide(guide, plan.number) if guide is not None else None
+    guide_links = _Links(mine, GUIDE, deck)
     kicker = f"Session {plan.number}" + (f", chapter {plan.chapter}" if plan.chapter else ", before chapter 1")
     chapter = ""
     if outputs is not None and page:
@@ -618,7 +645,10 @@ def session_slides(plan: SessionPlan, outputs: ChapterOutputs | None = None, pag
                                     '<p class="note">Write your answer down before anything runs.</p>', index))
         held = answers if index <= predicting else set()
         for name in segment.shows:
-            slides.extend(_output_slides(name, outputs, links, index, held))
+            if name.startswith(GUIDE_SHOWS):
+                slides.extend(_output_slides(name, mine, guide_links, index, set(), in_guide=True))
+            else:
+                slides.extend(_output_slides(name, outputs, links, index, held))
         if is_discussion(segment) and not discussed:
             slides.append(_discussion(plan, index))
             discussed = True
@@ -702,12 +732,13 @@ show((parseInt(location.hash.slice(1),10)||1)-1);
 """
 
 
-def deck(plan: SessionPlan, outputs: ChapterOutputs | None = None, page: str = "", deck_path: str = "") -> str:
+def deck(plan: SessionPlan, outputs: ChapterOutputs | None = None, page: str = "", deck_path: str = "",
+         guide: ChapterOutputs | None = None) -> str:
     """A session's deck as one HTML file (``session_slides`` in order; its own style and script, nothing
     loaded from the network). ``deck_path``, relative to the site's root, is where the deck is written, by
-    default ``slides/session-N.html``."""
+    default ``slides/session-N.html``; ``guide``: the seminar guide's outputs."""
     deck_path = deck_path or f"{DECK_DIR}/session-{plan.number}.html"
-    slides = session_slides(plan, outputs, page, deck_path)
+    slides = session_slides(plan, outputs, page, deck_path, guide)
     sections = "\n".join(
         f'<section class="slide" id="slide-{i}" data-kind="{s.kind}"'
         + ("" if s.segment is None else f' data-segment="{s.segment + 1}"')

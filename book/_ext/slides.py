@@ -3,7 +3,8 @@ index at ``slides/index.html``, next to the book's pages.
 
 Each deck follows the session's plan (``anatomy_lib.seminar.PLANS``) segment by segment, with the outputs each
 segment shows read from its chapter's built page (``book/0N_*.html``: its figures and tables, found by the names
-the plan gives them); the generation is ``anatomy_lib.seminar.slides``, this module only reads the pages and
+the plan gives them) or from the seminar guide's (``book/seminar.html``: the groups' verdicts side by side); the
+generation is ``anatomy_lib.seminar.slides``, this module only reads the pages and
 writes the files. A deck is one self-contained HTML file: it opens offline
 from the built book and prints one slide a page (tests/browser/check_slides.mjs walks and prints every deck).
 """
@@ -14,7 +15,7 @@ from pathlib import Path
 from sphinx.util import logging
 
 from anatomy_lib.seminar import PLANS
-from anatomy_lib.seminar.slides import DECK_DIR, chapter_outputs, deck, deck_index, session_slides
+from anatomy_lib.seminar.slides import DECK_DIR, GUIDE, chapter_outputs, deck, deck_index, session_slides
 
 logger = logging.getLogger(__name__)
 
@@ -29,6 +30,10 @@ def write_decks(outdir: Path) -> list[str]:
     folder = outdir / DECK_DIR
     folder.mkdir(exist_ok=True)
     lines = []
+    guide_page = outdir / GUIDE
+    guide = chapter_outputs(guide_page.read_text(encoding="utf-8")) if guide_page.is_file() else None
+    if guide is None:
+        logger.warning(f"slides: no built seminar guide at {GUIDE}: the decks send what they show from it there")
     for number, plan in sorted(PLANS.items()):
         outputs, page = None, ""
         if plan.chapter:
@@ -40,8 +45,8 @@ def write_decks(outdir: Path) -> list[str]:
                 logger.warning(f"slides: no built page for chapter {plan.chapter}: session {number}'s deck sends "
                                "every output it shows to the page")
         path = f"{DECK_DIR}/session-{number}.html"
-        (outdir / path).write_text(deck(plan, outputs, page, path), encoding="utf-8")
-        kinds = [s.kind for s in session_slides(plan, outputs, page, path)]
+        (outdir / path).write_text(deck(plan, outputs, page, path, guide), encoding="utf-8")
+        kinds = [s.kind for s in session_slides(plan, outputs, page, path, guide)]
         lines.append(f"session {number} ({_count(len(kinds), 'slide')}: {_count(kinds.count('figure'), 'figure')}, "
                      f"{_count(kinds.count('table'), 'table')}, {kinds.count('missing')} to the page)")
     (folder / "index.html").write_text(deck_index([PLANS[n] for n in sorted(PLANS)]), encoding="utf-8")

@@ -234,7 +234,30 @@ def _cell(code: str, outputs) -> str:
 def chapter_page(chapter: int) -> str:
     """A chapter's fake built page: the theme's sidebar, then the article with its sections and cells, an
     explorer and a folded solution (neither of which a deck shows)."""
-    title, sections = CHAPTERS[chapter]
+    return built_page(*CHAPTERS[chapter])
+
+
+# the seminar guide's fake built page: course-wide tables, then per session its plan and its groups' verdicts
+GUIDE_PAGE_SECTIONS = ("Seminar guide", [
+    (2, "How long each chapter takes", [("display(show_table(seminar.execution_times()))",
+                                         [table(("chapter", "specimen", "minutes"), 10,
+                                                "minutes to recompute a chapter's stored results")])]),
+    (2, "Sessions", []),
+    *[(3, f"Session {n}: {PLANS[n].title} (chapter {n})", [
+        ("display(seminar.session_table(number))", [table(("minutes", "activity"), 6, f"Session {n}, 90 minutes")]),
+        ("display(show_table(table, caption=...))",
+         [table(("claim", "the book's specimen", "Gemma-3-270M"), 4,
+                f"session {n}: {PLANS[n].title.lower()}: the groups' verdicts, side by side")])])
+      for n in range(1, 8)],
+])
+
+
+def guide_outputs():
+    return chapter_outputs(built_page(*GUIDE_PAGE_SECTIONS))
+
+
+def built_page(title: str, sections) -> str:
+    """A fake built page of the book: ``title`` and its ``sections`` ([(level, heading, [(code, [outputs])])])."""
     parts = [f'<section id="{anchor(title)}"><h1>{html.escape(title)}<a class="headerlink" '
              f'href="#{anchor(title)}">#</a></h1><p>The chapter opens.</p>']
     depth = 1
@@ -274,8 +297,9 @@ def outputs_of(chapter: int):
 def slides_of(number: int):
     plan = PLANS[number]
     if not plan.chapter:
-        return session_slides(plan, None, "", f"slides/session-{number}.html")
-    return session_slides(plan, outputs_of(plan.chapter), chapter_file(plan.chapter), f"slides/session-{number}.html")
+        return session_slides(plan, None, "", f"slides/session-{number}.html", guide_outputs())
+    return session_slides(plan, outputs_of(plan.chapter), chapter_file(plan.chapter), f"slides/session-{number}.html",
+                          guide_outputs())
 
 
 def _site(tmp_path: Path, chapters=(2,)) -> Path:
@@ -286,7 +310,7 @@ def _site(tmp_path: Path, chapters=(2,)) -> Path:
         (tmp_path / chapter_file(chapter)).write_text(chapter_page(chapter))
         for image in images(chapter):
             (tmp_path / image).write_bytes(b"\x89PNG")
-    (tmp_path / "book" / "seminar.html").write_text("<h1>Seminar guide</h1>")
+    (tmp_path / "book" / "seminar.html").write_text(built_page(*GUIDE_PAGE_SECTIONS))
     return tmp_path
 
 
@@ -313,6 +337,12 @@ def test_long_tables_are_read_and_marked_too_big_for_a_slide():
     assert sizes == {"The two real specimens": "", "Which of the paper’s claims hold on which model": "39 rows"}
     wide = [t for t in outputs_of(5).tables if t.heading == "Paper vs this book"]
     assert wide[0].too_big == "a cell of 214 characters"
+
+
+def test_a_table_whose_rows_wrap_past_a_slide_is_too_big():
+    short = PageTable("h", "", (("a", "b"),) + (("1", "2"),) * 12)
+    wide = PageTable("h", "", (("a" * 60, "b" * 60),) + (("1" * 60, "2" * 60),) * 12)  # each row on two lines
+    assert short.too_big == "" and wide.too_big == "12 rows, wrapped onto about 26 lines"
 
 
 def test_a_cell_that_draws_several_outputs_gives_each_its_own_statement():
@@ -455,7 +485,23 @@ def test_session_three_shows_the_fits_and_claims_its_plan_names_and_nothing_else
     assert FITS_CAPTION in slides[[s.segment for s in slides].index(live) + 2].body
     assert _sources(slides) == ["../_images/r2.png"]  # no ridge sweep, no quantisation figure
     groups = [s for s in slides if s.kind == "table" and s.segment == live + 2]
-    assert [s.title for s in groups] == ["Paper vs this book"]  # the claims table
+    # the groups' verdicts side by side, from the guide (under session 3, not another session's), linked there
+    assert [s.title for s in groups] == [f"Session 3: {PLANS[3].title} (chapter 3)"]
+    assert "session 3: weight predictability: the groups&#x27; verdicts, side by side" in groups[0].body
+    assert f'href="../book/seminar.html#{anchor(groups[0].title)}"' in groups[0].body
+
+
+def test_a_deck_without_the_guide_sends_its_tables_to_the_guide():
+    plan = PLANS[3]
+    slides = session_slides(plan, outputs_of(3), chapter_file(3), "slides/session-3.html")
+    groups = next(i for i, s in enumerate(plan.segments) if is_groups(s))
+    (missing,) = [s for s in slides if s.segment == groups and s.kind == "missing"]
+    assert "the seminar guide was not read" in missing.body and "../book/seminar.html" in missing.body
+
+
+def test_session_zero_shows_the_guide_s_course_wide_table():
+    shown = [s for s in slides_of(0) if s.kind == "table"]
+    assert [s.title for s in shown] == ["How long each chapter takes"]
 
 
 def test_session_seven_shows_the_frontier_live_and_keeps_the_small_budget_study_for_the_groups():
@@ -486,11 +532,16 @@ def test_session_seven_shows_the_frontier_live_and_keeps_the_small_budget_study_
 
 
 def test_an_output_not_on_a_slide_sends_to_its_place_on_the_page():
-    slides = slides_of(2)
+    plan = PLANS[2]
+    groups = next(i for i, seg in enumerate(plan.segments) if is_groups(seg))
+    segments = list(plan.segments)
+    segments[groups] = replace(segments[groups], shows=("the claims table",))  # too big for a slide
+    slides = session_slides(replace(plan, segments=tuple(segments)), outputs_of(2), chapter_file(2),
+                            "slides/session-2.html", guide_outputs())
     missing = {s.title: s.body for s in slides if s.kind == "missing"}
     assert set(missing) == {"The claims table"}  # the anatomy strip and the modes figure are found by their sections
     assert "Too big for a slide (a cell of 128 characters)" in missing["The claims table"]
-    plan = PLANS[2]
+    assert not [s for s in slides_of(2) if s.kind == "missing"]  # the plan's own: all on slides
     live = next(i for i, seg in enumerate(plan.segments) if seg.shows)
     segments = list(plan.segments)
     segments[live] = replace(segments[live], shows=("the figure in 'No such section'",))
@@ -499,8 +550,9 @@ def test_an_output_not_on_a_slide_sends_to_its_place_on_the_page():
     lost = {s.title: s.body for s in elsewhere if s.kind == "missing"}["The figure in 'No such section'"]
     assert "Not found on the chapter's page" in lost and 'href="../book/02_chapter.html"' in lost
     assert 'href="../book/02_chapter.html#paper-vs-this-book"' in missing["The claims table"]
-    zero = [s for s in slides_of(0) if s.kind == "missing"]
-    assert len(zero) == 1 and 'href="../book/seminar.html"' in zero[0].body  # session 0: the guide's table
+    zero = session_slides(PLANS[0], None, "", "slides/session-0.html")  # the guide not read: sent there
+    zero = [s for s in zero if s.kind == "missing"]
+    assert len(zero) == 1 and 'href="../book/seminar.html"' in zero[0].body
 
 
 # ---- no answer on a slide --------------------------------------------------------------------------------------
@@ -559,7 +611,7 @@ def test_every_image_and_link_resolves_from_the_deck(tmp_path):
     for number, plan in PLANS.items():
         page = chapter_file(plan.chapter) if plan.chapter else ""
         outputs = outputs_of(plan.chapter) if plan.chapter else None
-        text = deck(plan, outputs, page)
+        text = deck(plan, outputs, page, guide=guide_outputs())
         written = site / "slides" / f"session-{number}.html"
         written.write_text(text)
         for src in re.findall(r'<img[^>]*src="([^"]+)"', text):
@@ -603,6 +655,7 @@ def test_a_missing_chapter_page_sends_every_output_to_the_page(tmp_path):
     import slides as extension
 
     site = _site(tmp_path, chapters=())
+    (site / "book" / "seminar.html").unlink()
     lines = extension.write_decks(site)
     assert all("0 figures, 0 tables" in line for line in lines)
     assert "<img" not in (site / "slides" / "session-7.html").read_text()
