@@ -11,11 +11,13 @@
 - ``report``: in sentences and verdicts
 - ``power``: the powered sweep: every layer with several noise seeds and its sham, more evaluation blocks, a grid
   of learning rates; run job by job by several workers, read part-way
+- ``chapter``: the chapter protocol: the claims judged on the powered sweep at the chapter's rate once it is
+  complete (read at the paper's budget), on the quick sweep until then
 - ``figures``: recovery curves, and recovery against importance
 - ``explorers``: damage and fine-tune a layer live, or pick a stored layer in the published page
 
-Everything a notebook calls is re-exported here, so a chapter imports one package; ``Params``, ``compute``,
-``paper_claims``, ``findings`` and ``CHAPTER`` are the chapter protocol (``core.chapter``).
+Everything a notebook calls is re-exported here, so a chapter imports one package; ``Params``,
+``chapter_compute``, ``chapter_claims``, ``findings`` and ``CHAPTER`` are the chapter protocol (``core.chapter``).
 """
 from ..core.chapter import Chapter
 from ..core.lazy import lazy_exports
@@ -33,6 +35,7 @@ from .analysis import (
     sham_drift,
     steps_label,
 )
+from .chapter import POWERED, chapter_claims, chapter_compute, evidence_sentence, powered_at_budget, verdict_evidence
 from .params import DAMAGE_MODES, NOISE_TENSORS, QUICK_LAYERS, TRAINABLE_SETS, RecoveryParams
 from .power import (
     POWER_LRS,
@@ -80,7 +83,7 @@ from .training import (
 )
 
 Params = RecoveryParams
-CHAPTER = Chapter(6, "06_recovery", "Recovery", Params, compute, paper_claims, findings,
+CHAPTER = Chapter(6, "06_recovery", "Recovery", Params, chapter_compute, chapter_claims, findings,
                   stored=(Params,))
 
 # figures and explorers load matplotlib and ipywidgets: imported on first use (core.lazy)

@@ -1,12 +1,21 @@
 """The powered recovery sweep: its design (every layer at every rate, seeds as units, shams kept), one matched
 sigma per layer and seed shared by every rate, runs kept and resumed across workers, partial results read."""
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
 import torch
 from conftest import state_hash, tiny_lab, tiny_specimen
 
-from anatomy_lib.recovery import RecoveryContext, RecoveryParams, streams_entering
+from anatomy_lib.recovery import RecoveryContext, RecoveryParams, paper_claims, streams_entering
+from anatomy_lib.recovery.chapter import (
+    POWERED,
+    chapter_claims,
+    evidence_sentence,
+    powered_at_budget,
+    verdict_evidence,
+)
 from anatomy_lib.recovery.power import (
     REDUCED_DESIGNS,
     PowerDesign,
@@ -132,7 +141,7 @@ def test_a_powered_sweep_shares_the_damage_across_rates_resumes_and_is_read_part
 
 
 @pytest.mark.integration
-def test_the_claims_are_read_at_every_rate_and_at_an_earlier_budget(tiny_blocks):
+def test_the_claims_are_read_at_every_rate_and_at_an_earlier_budget(tiny_blocks, monkeypatch):
     """One family (the judging is family-blind; the runs are tested per family above)."""
     tiny = tiny_specimen("llama", n_layers=5, seed=1)
     lab, context = _context(tiny, tiny_blocks)
@@ -158,6 +167,27 @@ def test_the_claims_are_read_at_every_rate_and_at_an_earlier_budget(tiny_blocks)
     rho = power_correlations(steps, importance, n_boot=200, min_layers=2)
     assert len(rho) == 4 * 2 and set(rho["lr"]) == {1e-3, 3e-3} and (rho["layers"] == 2).all()
     assert power_correlations(steps, importance, n_boot=200, min_layers=3).empty
+    # the chapter protocol: the claims judged on the powered sweep at the chapter's rate once it is complete
+    monkeypatch.setitem(REDUCED_DESIGNS, lab.specimen.name, DESIGN)
+    base = BASE.resolved(lab)
+    powered = powered_at_budget(lab, base, importance)
+    assert powered["params"].lr == base.lr and (powered["runs"]["budget"] == DESIGN.steps).all()
+    assert powered_at_budget(lab, replace(base, lr=2e-3), importance) is None  # no such rate in the design
+    quick = {**truncated(kept[3e-3], 2), "importance": importance}  # a stand-in for the chapter's quick sweep
+    quick_params = quick.pop("params")
+    assert verdict_evidence(quick, quick_params)[0] is quick
+    assert "judged on the quick sweep above (2 layers, 2 noise seeds per layer" in evidence_sentence(quick,
+                                                                                                     quick_params)
+    both = {**quick, POWERED: powered}
+    assert verdict_evidence(both, quick_params) == (powered, powered["params"])
+    assert "judged on the powered sweep at lr 0.001 (2 layers, 2 noise seeds per layer" in evidence_sentence(
+        both, quick_params)
+    claims = chapter_claims(both, quick_params)
+    alone = {c.claim: c.verdict for c in paper_claims(quick, quick_params)}
+    on_powered = paper_claims(powered, powered["params"])
+    assert [(c.claim, c.verdict) for c in claims] == [(c.claim, c.verdict) for c in on_powered]
+    assert all(f"the quick sweep alone: {alone[c.claim]}" in c.note for c in claims if c.claim in alone)
+    assert chapter_claims(quick, quick_params) == paper_claims(quick, quick_params)
 
 
 def test_a_steps_cell_says_how_many_seeds_got_there():

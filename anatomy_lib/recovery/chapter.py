@@ -1,0 +1,94 @@
+"""Chapter 6 as the book's chapter protocol (``core.chapter``), so that chapter 9, the atlas and the seminar judge
+recovery on the evidence chapter 6's claims table is judged on.
+
+The quick sweep (``sweep``) answers the paper at its own budget with one noise seed for most layers. Once the
+powered sweep (``power``) is complete at the chapter's learning rate, it is the stronger evidence for the same
+claims: every layer with several noise seeds (the unit of replication) and its sham, on more evaluation blocks.
+The claims are then judged on it, read at the paper's budget (``power.truncated``: its evaluations after that
+dropped, the runs the same up to there), and each note says what the quick sweep alone gives. Nothing here trains
+the powered sweep: ``python -m anatomy_lib recovery-power`` does.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..core import rules as v
+from .params import RecoveryParams
+from .power import power_design, power_kept, truncated
+from .report import PAPER, paper_claims
+from .sweep import compute
+
+POWERED = "powered"  # the key of the powered sweep's tables (read at the paper's budget) in the chapter's tables
+
+
+def chapter_compute(lab, params: RecoveryParams | None = None, *, recompute: bool = False,
+                    progress: bool = True) -> dict:
+    """``sweep.compute``'s tables, with the powered sweep at ``params.lr`` read at the paper's budget under
+    ``POWERED`` where that rate's sweep is complete (the specimen's design, ``power.power_design``)."""
+    params = (params or lab.defaults(RecoveryParams)).resolved(lab)
+    tables = dict(compute(lab, params, recompute=recompute, progress=progress))
+    powered = powered_at_budget(lab, params, tables["importance"])
+    if powered is not None:
+        tables[POWERED] = powered
+    return tables
+
+
+def powered_at_budget(lab, params: RecoveryParams, importance) -> dict | None:
+    """The powered sweep at the chapter's rate, with chapter 2's ``importance``, read at the paper's budget; None
+    where the specimen's design has no such rate, or its sweep there is not complete. Never trains."""
+    design = power_design(lab.specimen.name)
+    if params.lr not in design.lrs:
+        return None
+    at_rate = power_kept(lab, design, params)[params.lr]
+    if at_rate["missing"]:
+        return None
+    return truncated({**at_rate, "importance": importance}, min(PAPER["budget_steps"], at_rate["params"].steps))
+
+
+def verdict_evidence(tables: dict, params: RecoveryParams) -> tuple[dict, RecoveryParams]:
+    """The tables and parameters the chapter's claims are judged on: the powered sweep where ``tables`` holds it,
+    else the quick sweep."""
+    powered = tables.get(POWERED)
+    return (tables, params) if powered is None else (powered, powered["params"])
+
+
+def evidence_sentence(tables: dict, params: RecoveryParams) -> str:
+    """Which sweep the claims are judged on, computed from it."""
+    evidence, used = verdict_evidence(tables, params)
+    seeds = _seeds(evidence)
+    if POWERED not in tables:
+        return (f"The verdicts are judged on the quick sweep above ({len(seeds)} layers, "
+                f"{_seed_range(seeds)} per layer, {used.eval_blocks or 'every'} evaluation blocks, {used.steps} "
+                "steps): the powered sweep at the chapter's rate is not complete.")
+    return (f"The verdicts are judged on the powered sweep at lr {used.lr:g} ({len(seeds)} layers, "
+            f"{_seed_range(seeds)} per layer, {used.eval_blocks or 'every'} evaluation blocks), read at the "
+            f"paper's budget of {used.steps} steps; each note says what the quick sweep alone gives.")
+
+
+def _seed_range(seeds) -> str:
+    low, high = int(seeds.min()), int(seeds.max())
+    return f"{low} noise seed{'s' if low > 1 else ''}" if low == high else f"{low} to {high} noise seeds"
+
+
+def chapter_claims(tables: dict, params: RecoveryParams, paper_one_based: bool = False) -> list[v.Claim]:
+    """The paper's claims (``report.paper_claims``) judged on ``verdict_evidence``; on the powered sweep, each
+    note ends with the quick sweep's verdict of the same claim."""
+    evidence, used = verdict_evidence(tables, params)
+    claims = paper_claims(evidence, used, paper_one_based)
+    if evidence is tables:
+        return claims
+    quick = {c.claim: c for c in paper_claims(tables, params, paper_one_based)}
+    out = []
+    for claim in claims:
+        before = quick.get(claim.claim)
+        said = (f"the quick sweep alone: {before.verdict}" + (f", survives its control: {before.survives}"
+                                                              if before.survives else "")
+                if before is not None else "the quick sweep has no such row")
+        out.append(replace(claim, note=f"{claim.note}; powered sweep ({_seed_range(_seeds(evidence))} per "
+                                       f"layer); {said}"))
+    return out
+
+
+def _seeds(evidence: dict):
+    runs = evidence["runs"]
+    return runs[runs["kind"] == "damaged"].groupby("layer")["noise_seed"].nunique()
