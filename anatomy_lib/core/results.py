@@ -149,6 +149,17 @@ class ResultStore:
         manifest_path, _ = self._paths(request, diagnostic)
         return RunCheckpoints(manifest_path.with_suffix(".runs"))
 
+    def has(self, diagnostic: str, request: dict) -> bool:
+        """Whether a result for ``request`` is stored (its manifest names the same request), without reading its
+        tables: for a result a chapter reads only where it exists (``load`` checks the tables too)."""
+        manifest_path, _ = self._paths(request, diagnostic)
+        if not manifest_path.is_file():
+            return False
+        try:
+            return json.loads(manifest_path.read_text()).get("request") == json.loads(canonical_json(request))
+        except (OSError, ValueError):
+            return False
+
     def load(self, diagnostic: str, request: dict) -> tuple[dict[str, pd.DataFrame], dict] | None:
         manifest_path, table_path = self._paths(request, diagnostic)
         if not manifest_path.is_file():

@@ -177,7 +177,11 @@ def _kept_sigma(stores, indices) -> float | None:
 
 
 def _stored(lab, sweep: RecoveryParams) -> dict[str, pd.DataFrame] | None:
-    found = ResultStore().load(sweep.DIAGNOSTIC, lab.request(sweep))
+    """A rate's whole sweep where it is stored (looked for first, so a sweep not stored yet is never a load)."""
+    store, request = ResultStore(), lab.request(sweep)
+    if not store.has(sweep.DIAGNOSTIC, request):
+        return None
+    found = store.load(sweep.DIAGNOSTIC, request)
     return None if found is None else found[0]
 
 

@@ -117,6 +117,18 @@ def test_the_api_pages_document_every_module_in_its_own_section():
         assert f"## `{module}`" in page, f"{module} has no heading of its own"
 
 
+def test_the_api_index_counts_the_modules_of_each_page():
+    library = BOOK.parent / "anatomy_lib"
+    modules = {".".join(("anatomy_lib",) + p.relative_to(library).with_suffix("").parts)
+               for p in library.rglob("*.py") if not p.name.startswith("__")}
+    index = (BOOK / "api" / "index.md").read_text()
+    listed = re.findall(r"\]\((\w+)\.md\): (\d+) modules", index)
+    assert len(listed) == len(list((BOOK / "api").glob("*.md"))) - 1  # every page but the index
+    for page, count in listed:
+        documented = re.findall(r"^\.\. automodule:: (\S+)$", (BOOK / "api" / f"{page}.md").read_text(), re.M)
+        assert int(count) == len([m for m in documented if m in modules]), f"api/index.md miscounts {page}.md"
+
+
 @pytest.mark.parametrize("chapter", sorted(p.stem for p in BOOK.glob("0*.ipynb")))
 def test_a_chapter_has_the_section_its_claims_link_to(chapter):
     from anatomy_lib.verdicts import SECTION

@@ -40,8 +40,11 @@ def test_roundtrip_and_manifest(tmp_path):
 def test_any_change_of_request_misses(tmp_path, change):
     store = ResultStore(tmp_path)
     compute, calls = _compute_counter()
+    assert not store.has("importance", REQUEST)
     load_or_compute("importance", REQUEST, compute, store=store)
+    assert store.has("importance", REQUEST)
     assert store.load("importance", {**REQUEST, change[0]: change[1]}) is None
+    assert not store.has("importance", {**REQUEST, change[0]: change[1]})
 
 
 def test_corrupt_or_truncated_files_are_recomputed(tmp_path):
