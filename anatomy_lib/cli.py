@@ -363,6 +363,7 @@ def cmd_recovery_power(args) -> int:
     lab = _lab(args)
     base = params_from(args, RecoveryParams, base=lab.defaults(RecoveryParams)).resolved(lab)
     design = params_from(args, PowerDesign, base=power_design(lab.specimen.name))
+    design.sweeps(base)[0].check(lab.adapter)  # its layers, against the specimen, before the plan is printed
     print(f"{lab.specimen.name}, profile {lab.profile.name}: the powered recovery sweep, layers "
           f"{list(design.layers_of(base))} "
           f"x {design.seeds} noise seeds and a sham each, at learning rates {list(design.lrs)}, {design.steps} steps, "

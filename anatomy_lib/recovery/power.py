@@ -132,6 +132,7 @@ def run_power(lab, design: PowerDesign, base: RecoveryParams | None = None, max_
     (default: built from ``lab`` for the first sweep, once there is work)."""
     base = (base or lab.defaults(RecoveryParams)).resolved(lab)
     sweeps = design.sweeps(base)
+    sweeps[0].check(lab.adapter)  # the design's own layers, against the specimen (one line naming the valid ones)
     stores = [lab.checkpoints(sweep) for sweep in sweeps]
 
     def missing(indices) -> list[int]:

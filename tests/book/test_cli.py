@@ -84,6 +84,12 @@ def test_recovery_validates_its_layers_before_printing_its_plan(capsys):
     assert "runs of" not in said.out and "layers: layer 99 is out of range; valid layers are 0..29" in said.err
 
 
+def test_the_powered_sweep_validates_its_layers_before_printing_its_plan(capsys):
+    assert main(["recovery-power", "--profile", "smoke", "--layers", "3", "99"]) == 2
+    said = capsys.readouterr()
+    assert "powered recovery sweep" not in said.out and "layer 99 is out of range; valid layers are 0..29" in said.err
+
+
 def test_recovery_fixed_protocol_needs_a_matched_sweep(capsys):
     assert main(["recovery", "--profile", "smoke", "--damage", "sigma", "--fixed-protocol"]) == 2
     said = capsys.readouterr()
