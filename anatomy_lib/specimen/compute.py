@@ -10,6 +10,7 @@ import torch
 
 from ..core.bootstrap import perplexity_interval
 from ..core.params import DiagnosticParams
+from ..core.runtime import one_thread
 
 
 def architecture(specimen) -> pd.DataFrame:
@@ -82,7 +83,8 @@ def singular_values(adapter, layer: int, names=None) -> pd.DataFrame:
     names = adapter.matrix_names if names is None else names
     rows = []
     for name in names:
-        sigma = torch.linalg.svdvals(adapter.tensor(layer, name).detach().float().cpu())
+        with one_thread():  # small matrices: a second thread gains nothing, and a busy machine punishes it
+            sigma = torch.linalg.svdvals(adapter.tensor(layer, name).detach().float().cpu())
         for i, s in enumerate(sigma.tolist()):
             rows.append({"layer": layer, "tensor": name, "index": i, "sigma": s, "sigma_rel": s / sigma[0].item()})
     return pd.DataFrame(rows)

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from anatomy_lib.core.profiles import get_profile
-from anatomy_lib.core.runtime import get_device
+from anatomy_lib.core.runtime import get_device, one_thread
 from anatomy_lib.core.specimens import OFFLINE_SPECIMEN, SpecimenError, load_specimen, resolve_name, tiny_specimen
 
 
@@ -45,6 +45,15 @@ def test_device_override(monkeypatch):
     assert get_device() == torch.device("cpu")
     monkeypatch.delenv("ANATOMY_DEVICE")
     assert get_device().type in {"cpu", "cuda", "mps"}
+
+
+def test_one_thread_restores_the_thread_count_even_after_an_exception():
+    before = torch.get_num_threads()
+    with one_thread():
+        assert torch.get_num_threads() == 1
+    with pytest.raises(RuntimeError), one_thread():
+        raise RuntimeError("inside")
+    assert torch.get_num_threads() == before
 
 
 def test_profiles():
