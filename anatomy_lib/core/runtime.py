@@ -53,9 +53,11 @@ def show_progress() -> bool:
 @contextmanager
 def one_thread():
     """Torch on one CPU thread inside the block, its thread count restored after (even on an exception): for
-    many small LAPACK calls (a layer's singular values), which gain nothing from a second thread and, in a Jupyter
-    kernel on a machine whose cores are busy, run some fifty times slower with two (measured: 3.5 to 7.6 s
-    against 0.06 s for one 1536 x 576 ``svdvals``)."""
+    LAPACK calls on a layer's matrices (singular values, a truncated SVD), which gain little from a second thread
+    and, in a Jupyter kernel on a machine whose cores are busy, run ten to a hundred times slower with two: their
+    OpenMP threads spin-wait (measured: 0.9 to 7.6 s against 0.06 s for one 1536 x 576 ``svdvals``; 0.09 s with
+    ``OMP_WAIT_POLICY=PASSIVE``, which only takes effect when set before the process starts; matrix products are
+    not affected)."""
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
