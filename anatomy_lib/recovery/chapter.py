@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from ..core import rules as v
 from .params import RecoveryParams
-from .power import power_design, power_kept, truncated
+from .power import power_design, stored_sweep, truncated
 from .report import PAPER, paper_claims
 from .sweep import compute
 
@@ -37,12 +37,12 @@ def powered_at_budget(lab, params: RecoveryParams, importance) -> dict | None:
     """The powered sweep at the chapter's rate, with chapter 2's ``importance``, read at the paper's budget; None
     where the specimen's design has no such rate, or its sweep there is not complete. Never trains."""
     design = power_design(lab.specimen.name)
-    if params.lr not in design.lrs:
+    sweep = next((s for s in design.sweeps(params) if s.lr == params.lr), None)
+    # a rate's sweep is stored once its last run is kept (``run_power``): no run checkpoint is read here
+    stored = None if sweep is None else stored_sweep(lab, sweep)
+    if stored is None:
         return None
-    at_rate = power_kept(lab, design, params)[params.lr]
-    if at_rate["missing"]:
-        return None
-    return truncated({**at_rate, "importance": importance}, min(PAPER["budget_steps"], at_rate["params"].steps))
+    return truncated({**stored, "params": sweep, "importance": importance}, min(PAPER["budget_steps"], sweep.steps))
 
 
 def verdict_evidence(tables: dict, params: RecoveryParams) -> tuple[dict, RecoveryParams]:
@@ -78,13 +78,14 @@ def chapter_claims(tables: dict, params: RecoveryParams, paper_one_based: bool =
     if evidence is tables:
         return claims
     quick = {c.claim: c for c in paper_claims(tables, params, paper_one_based)}
+    seeds = _seed_range(_seeds(evidence))
     out = []
     for claim in claims:
         before = quick.get(claim.claim)
         said = (f"the quick sweep alone: {before.verdict}" + (f", survives its control: {before.survives}"
                                                               if before.survives else "")
                 if before is not None else "the quick sweep has no such row")
-        out.append(replace(claim, note=f"{claim.note}; powered sweep ({_seed_range(_seeds(evidence))} per "
+        out.append(replace(claim, note=f"{claim.note}; powered sweep ({seeds} per "
                                        f"layer); {said}"))
     return out
 

@@ -138,7 +138,7 @@ def run_power(lab, design: PowerDesign, base: RecoveryParams | None = None, max_
     def missing(indices) -> list[int]:
         """The rates whose run of this unit is neither kept nor part of a stored sweep (read afresh)."""
         return [k for k, index in enumerate(indices)
-                if not stores[k].path(index).is_file() and _stored(lab, sweeps[k]) is None]
+                if not stores[k].path(index).is_file() and stored_sweep(lab, sweeps[k]) is None]
 
     ran = 0
     bar = tqdm(design.units(base), desc="recovery units (every rate)", disable=not progress)
@@ -177,7 +177,7 @@ def _kept_sigma(stores, indices) -> float | None:
     return None
 
 
-def _stored(lab, sweep: RecoveryParams) -> dict[str, pd.DataFrame] | None:
+def stored_sweep(lab, sweep: RecoveryParams) -> dict[str, pd.DataFrame] | None:
     """A rate's whole sweep where it is stored (looked for first, so a sweep not stored yet is never a load)."""
     store, request = ResultStore(), lab.request(sweep)
     if not store.has(sweep.DIAGNOSTIC, request):
@@ -194,7 +194,7 @@ def _store_complete(lab, sweep: RecoveryParams, store) -> bool:
     """Store a rate's sweep once every run is kept (then its run files go); whether it is stored. Under the
     sweep's own lock, so two workers finishing together store it once."""
     with exclusive(store.folder.with_suffix(".store")):
-        if _stored(lab, sweep) is not None:
+        if stored_sweep(lab, sweep) is not None:
             return True
         kept = [store.load(i) for i in range(len(sweep.runs()))]
         if any(run is None for run in kept):
@@ -210,7 +210,7 @@ def power_kept(lab, design: PowerDesign, base: RecoveryParams | None = None) -> 
     base = (base or lab.defaults(RecoveryParams)).resolved(lab)
     out = {}
     for sweep in design.sweeps(base):
-        stored = _stored(lab, sweep)
+        stored = stored_sweep(lab, sweep)
         if stored is not None:
             out[sweep.lr] = {**stored, "missing": 0, "params": sweep}
             continue
