@@ -384,8 +384,8 @@ def _power_args(parser: argparse.ArgumentParser) -> None:
     add_params_options(parser, PowerDesign)
     add_params_options(parser, RecoveryParams, skip=[f.name for f in fields(PowerDesign)] + [
         "damage", "sigmas", "repeat_layers", "repeat_count", "sham_layers", "lr"])
-    parser.add_argument("--max-units", type=int, help="stop after this many more units (a layer and seed at every "
-                        "rate); the rest run on a later call")
+    parser.add_argument("--max-units", type=int, help="stop after this many more pieces of work (a layer and seed "
+                        "at the rates its turn runs, PowerDesign.schedule); the rest run on a later call")
     parser.add_argument("--threads", type=int, help="torch threads (default: torch's choice)")
 
 

@@ -16,8 +16,9 @@ sweep
 with the damage matched once per (layer, noise seed) and shared by every rate. Each rate is one
 ``RecoveryParams`` sweep (``PowerDesign.sweeps``) stored on its own, so the chapter reads each with the same
 analysis as the quick sweep. Runs are kept as they finish (``results.RunCheckpoints``), in the order of
-``PowerDesign.units`` (seed 0 and the shams first, so a partial result already holds the learning-rate grid), and
-several workers can share them (``locks.claimed``): ``python -m anatomy_lib recovery-power``.
+``PowerDesign.schedule`` (seed 0 and the shams at every rate first, so a partial result already holds the
+learning-rate grid; then the chapter's rate, so the sweep its verdicts read is complete soonest), and several
+workers can share them (``locks.claimed``): ``python -m anatomy_lib recovery-power``.
 """
 from __future__ import annotations
 
@@ -98,6 +99,18 @@ class PowerDesign:
     def n_runs(self, base: RecoveryParams) -> int:
         return len(self.units(base)) * len(self.lrs)
 
+    def schedule(self, base: RecoveryParams) -> list[tuple[tuple[int, str, int], tuple[int, ...]]]:
+        """The order work is done in: (unit, the indices of the rates it runs at). Each layer's first seed and
+        its sham at every rate (the whole learning-rate grid, judged, soonest), then the further seeds at the
+        chapter's rate (the first: its sweep, the one the chapter's verdicts read, is complete soonest), then the
+        further seeds at the other rates."""
+        units, first = self.units(base), base.noise_seed
+        pairs = [unit for unit in units if unit[2] == first]
+        further = [unit for unit in units if unit[2] != first]
+        every, others = tuple(range(len(self.lrs))), tuple(range(1, len(self.lrs)))
+        return ([(unit, every) for unit in pairs] + [(unit, (0,)) for unit in further]
+                + ([(unit, others) for unit in further] if others else []))
+
 
 # A reduced design where a specimen's runs cost more than this CPU affords at the full one. Gemma-3-270M's head
 # (262,144 tokens) makes each of its runs cost about three of SmolLM2's, so it runs four layers (the fewest
@@ -125,36 +138,40 @@ def _unit_lock(store, layer: int, kind: str, seed: int) -> Path:
 
 def run_power(lab, design: PowerDesign, base: RecoveryParams | None = None, max_units: int | None = None,
               progress: bool = True, context: RecoveryContext | None = None) -> bool:
-    """Run every unit not kept yet (each rate's run kept as it finishes), then store each rate's whole sweep.
-    Returns whether every sweep is stored. ``max_units`` stops after that many new units (a session runs what its
-    time allows); another worker running the same command takes the units this one does not hold, and what is
-    kept or stored is read again once a unit's lock is held. ``context``: the evaluation lab, pool and streams
-    (default: built from ``lab`` for the first sweep, once there is work)."""
+    """Run every run not kept yet, in the order of ``PowerDesign.schedule`` (each run kept as it finishes), then
+    store each rate's whole sweep. Returns whether every sweep is stored. ``max_units`` stops after that many
+    pieces of work (a session runs what its time allows). Another worker running the same command takes the
+    work this one does not hold; what it held is waited for at the end and run here if it was left undone (its
+    worker stopped), so one surviving worker finishes the sweep. What is kept or stored is read again once a
+    unit's lock is held. ``context``: the evaluation lab, pool and streams (default: built from ``lab`` for the
+    first sweep, once there is work)."""
     base = (base or lab.defaults(RecoveryParams)).resolved(lab)
     sweeps = design.sweeps(base)
     sweeps[0].check(lab.adapter)  # the design's own layers, against the specimen (one line naming the valid ones)
     stores = [lab.checkpoints(sweep) for sweep in sweeps]
 
-    def missing(indices) -> list[int]:
-        """The rates whose run of this unit is neither kept nor part of a stored sweep (read afresh)."""
-        return [k for k, index in enumerate(indices)
-                if not stores[k].path(index).is_file() and stored_sweep(lab, sweeps[k]) is None]
+    def missing(indices, rates) -> list[int]:
+        """Of ``rates``, those whose run of this unit is neither kept nor part of a stored sweep (read afresh)."""
+        return [k for k in rates
+                if not stores[k].path(indices[k]).is_file() and stored_sweep(lab, sweeps[k]) is None]
 
-    ran = 0
-    bar = tqdm(design.units(base), desc="recovery units (every rate)", disable=not progress)
-    for layer, kind, seed in bar:
+    def work(unit, rates, lock) -> bool | None:
+        """Run ``unit`` at the ``rates`` still missing under ``lock`` (``claimed``: skip a unit another worker
+        holds; ``exclusive``: wait for it). Whether it ran; None where another worker holds it."""
+        nonlocal context
+        layer, kind, seed = unit
         indices = [_run_index(sweep, layer, kind, seed) for sweep in sweeps]
-        if not missing(indices):
-            continue
-        if max_units is not None and ran >= max_units:
-            break
-        with claimed(_unit_lock(stores[0], layer, kind, seed)) as mine:
-            todo = missing(indices) if mine else []  # another worker may have finished it meanwhile
+        if not missing(indices, rates):
+            return False
+        with lock(_unit_lock(stores[0], layer, kind, seed)) as mine:
+            if not mine:
+                return None
+            todo = missing(indices, rates)  # another worker may have finished it meanwhile
             if not todo:
-                continue
+                return False
             context = context or RecoveryContext.build(lab, sweeps[0])
-            bar.set_postfix_str(f"L{layer} {kind} seed {seed}")
-            sigma = 0.0 if kind == "sham" else _kept_sigma(stores, indices)
+            bar.set_postfix_str(f"L{layer} {kind} seed {seed}, {len(todo)} rate{'s' if len(todo) > 1 else ''}")
+            sigma = 0.0 if kind == "sham" else _kept_sigma(lab, sweeps, stores, indices)
             if sigma is None:  # the damage is matched once per layer and seed, for every rate
                 sigma = matched_sigma(context.eval_lab, layer, base.target_nats, seed, base.noise_tensors,
                                       base.bisection_steps)[0]
@@ -163,17 +180,41 @@ def run_power(lab, design: PowerDesign, base: RecoveryParams | None = None, max_
                 row, curve, blocks = recovery_run(context, layer, kind, seed, sweeps[k], sigma,
                                                   matched=kind != "sham")
                 stores[k].save(indices[k], (row, curve, blocks, baseline))
-        ran += 1
+        return True
+
+    ran, held = 0, []
+    schedule = design.schedule(base)
+    bar = tqdm(schedule, desc="recovery runs (chapter's rate first)", disable=not progress)
+    for unit, rates in bar:
+        if max_units is not None and ran >= max_units:
+            break
+        outcome = work(unit, rates, claimed)
+        ran += bool(outcome)
+        if outcome is None:
+            held.append((unit, rates))
+    for unit, rates in held:  # wait for each unit another worker held; run it if that worker left it undone
+        if max_units is not None and ran >= max_units:
+            break
+        ran += bool(work(unit, rates, exclusive))
     bar.close()
     return all(_store_complete(lab, sweep, store) for sweep, store in zip(sweeps, stores))
 
 
-def _kept_sigma(stores, indices) -> float | None:
-    """The matched sigma of a unit that some rate has already run (a resumed unit keeps its damage)."""
-    for store, index in zip(stores, indices):
+def _kept_sigma(lab, sweeps, stores, indices) -> float | None:
+    """The matched sigma of a unit that some rate has already run, kept or in a stored sweep (a resumed unit
+    keeps its damage)."""
+    for sweep, store, index in zip(sweeps, stores, indices):
         kept = store.load(index)
         if kept is not None:
             return float(kept[0]["sigma"])
+    layer, kind, seed = sweeps[0].runs()[indices[0]][:3]
+    for sweep in sweeps:
+        stored = stored_sweep(lab, sweep)
+        if stored is not None:
+            runs = stored["runs"]
+            same = runs[(runs["layer"] == layer) & (runs["kind"] == kind) & (runs["noise_seed"] == seed)]
+            if len(same):
+                return float(same["sigma"].iloc[0])
     return None
 
 

@@ -56,6 +56,16 @@ def test_the_design_runs_every_layer_at_every_rate_with_its_seeds_and_sham():
     assert DESIGN.units(BASE) == [(3, "damaged", 0), (3, "sham", 0), (1, "damaged", 0), (1, "sham", 0),
                                   (3, "damaged", 1), (1, "damaged", 1)]
     assert DESIGN.n_runs(BASE) == 12
+    # the work's order: the pairs at every rate (the grid, judged), the further seeds at the chapter's rate (its
+    # sweep complete soonest), then at the others; every run once
+    assert DESIGN.schedule(BASE) == [((3, "damaged", 0), (0, 1)), ((3, "sham", 0), (0, 1)),
+                                     ((1, "damaged", 0), (0, 1)), ((1, "sham", 0), (0, 1)),
+                                     ((3, "damaged", 1), (0,)), ((1, "damaged", 1), (0,)),
+                                     ((3, "damaged", 1), (1,)), ((1, "damaged", 1), (1,))]
+    runs = sorted((unit, rate) for unit, rates in DESIGN.schedule(BASE) for rate in rates)
+    assert runs == sorted((unit, rate) for unit in DESIGN.units(BASE) for rate in (0, 1))
+    single = PowerDesign(lrs=(1e-3,), seeds=2)
+    assert [rates for _, rates in single.schedule(BASE)] == [(0,)] * 6
     with pytest.raises(ValueError, match="learning rate"):
         PowerDesign(lrs=(1e-3, -1.0))
     with pytest.raises(ValueError, match="seeds"):
@@ -221,3 +231,26 @@ def test_a_resumed_unit_keeps_its_damage_and_a_held_unit_is_left_to_its_worker(t
     monkeypatch.setattr(power, "matched_sigma", lambda *a, **k: pytest.fail("the kept sigma is searched again"))
     run_power(lab, design, base, max_units=1, progress=False, context=context)
     assert stores[1].load(first[1])[0]["sigma"] == sigma
+
+
+@pytest.mark.integration
+def test_a_unit_held_by_a_worker_that_stops_is_run_by_the_one_left(tiny_blocks):
+    """One surviving worker finishes the sweep: a unit held by another worker when this one passed it is waited
+    for at the end of the pass and run here, since its worker let it go undone."""
+    import threading
+
+    from anatomy_lib.core.locks import claimed
+    from anatomy_lib.recovery import power
+
+    tiny = tiny_specimen("llama", n_layers=5, seed=2)
+    lab, context = _context(tiny, tiny_blocks)
+    base = BASE.resolved(lab)
+    design = PowerDesign(lrs=(2e-3,), seeds=1, steps=2, eval_blocks=4, early_evals=(1,), eval_every=2)
+    (sweep,) = design.sweeps(base)
+    store = lab.checkpoints(sweep)
+    other_worker = claimed(power._unit_lock(store, 3, "damaged", 0))
+    assert other_worker.__enter__()
+    threading.Timer(1.0, other_worker.__exit__, (None, None, None)).start()  # it stops without running it
+    assert run_power(lab, design, base, progress=False, context=context)
+    runs = power_kept(lab, design, base)[2e-3]["runs"]
+    assert sorted(zip(runs["layer"], runs["kind"])) == [(1, "damaged"), (1, "sham"), (3, "damaged"), (3, "sham")]
