@@ -17,7 +17,8 @@
 - ``explorers``: damage and fine-tune a layer live, or pick a stored layer in the published page
 
 Everything a notebook calls is re-exported here, so a chapter imports one package; ``Params``,
-``chapter_compute``, ``chapter_claims``, ``findings`` and ``CHAPTER`` are the chapter protocol (``core.chapter``).
+``chapter_compute``, ``chapter_claims``, ``chapter_findings`` and ``CHAPTER`` are the chapter protocol
+(``core.chapter``).
 """
 from ..core.chapter import Chapter
 from ..core.lazy import lazy_exports
@@ -35,7 +36,15 @@ from .analysis import (
     sham_drift,
     steps_label,
 )
-from .chapter import POWERED, chapter_claims, chapter_compute, evidence_sentence, powered_at_budget, verdict_evidence
+from .chapter import (
+    POWERED,
+    chapter_claims,
+    chapter_compute,
+    chapter_findings,
+    evidence_sentence,
+    powered_at_budget,
+    verdict_evidence,
+)
 from .params import DAMAGE_MODES, NOISE_TENSORS, QUICK_LAYERS, TRAINABLE_SETS, RecoveryParams
 from .power import (
     POWER_LRS,
@@ -83,7 +92,7 @@ from .training import (
 )
 
 Params = RecoveryParams
-CHAPTER = Chapter(6, "06_recovery", "Recovery", Params, chapter_compute, chapter_claims, findings,
+CHAPTER = Chapter(6, "06_recovery", "Recovery", Params, chapter_compute, chapter_claims, chapter_findings,
                   stored=(Params,))
 
 # figures and explorers load matplotlib and ipywidgets: imported on first use (core.lazy)

@@ -15,7 +15,7 @@ from dataclasses import replace
 from ..core import rules as v
 from .params import RecoveryParams
 from .power import power_design, stored_sweep, truncated
-from .report import PAPER, paper_claims
+from .report import PAPER, findings, paper_claims
 from .sweep import compute
 
 POWERED = "powered"  # the key of the powered sweep's tables (read at the paper's budget) in the chapter's tables
@@ -63,6 +63,22 @@ def evidence_sentence(tables: dict, params: RecoveryParams) -> str:
     return (f"The verdicts are judged on the powered sweep at lr {used.lr:g} ({len(seeds)} layers, "
             f"{_seed_range(seeds)} per layer, {used.eval_blocks or 'every'} evaluation blocks), read at the "
             f"paper's budget of {used.steps} steps; each note says what the quick sweep alone gives.")
+
+
+def chapter_findings(tables: dict, params: RecoveryParams | None = None, specimen_name: str = "the specimen"
+                     ) -> list[str]:
+    """``report.findings`` on the quick sweep (the figures and tables the chapter shows first) and, where the claims
+    are judged on the powered sweep, the same findings on it, read at the paper's budget: the numbers the verdicts
+    rest on are stated beside the quick sweep's, each sentence saying which sweep it reads."""
+    params = params or RecoveryParams()
+    quick = findings(tables, params, specimen_name)
+    evidence, used = verdict_evidence(tables, params)
+    if evidence is tables:
+        return quick
+    powered = findings(evidence, used, specimen_name, fixed_note=False)  # the design leaves it out on purpose
+    return ([f"Quick sweep: {sentence}" for sentence in quick]
+            + [f"Powered sweep (the verdicts' evidence: lr {used.lr:g}, read at the paper's {used.steps} steps): "
+               f"{powered[0]}"] + [f"Powered sweep: {sentence}" for sentence in powered[1:]])
 
 
 def _seed_range(seeds) -> str:

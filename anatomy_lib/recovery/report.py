@@ -205,9 +205,10 @@ def _drift_credited(main: pd.DataFrame, raw: pd.DataFrame, shams: pd.DataFrame, 
 
 
 def findings(tables: dict[str, pd.DataFrame], params: RecoveryParams | None = None,
-             specimen_name: str = "the specimen") -> list[str]:
+             specimen_name: str = "the specimen", fixed_note: bool = True) -> list[str]:
     """What the stored runs say, in sentences whose every number comes from the tables (``tables["importance"]``:
-    chapter 2's classified table)."""
+    chapter 2's classified table). ``fixed_note``: say so where the fixed-noise protocol was not run (False for a
+    design that leaves it out on purpose, as the powered sweep does)."""
     params = params or RecoveryParams()
     importance_table = tables["importance"]
     runs = tables["runs"]
@@ -238,7 +239,7 @@ def findings(tables: dict[str, pd.DataFrame], params: RecoveryParams | None = No
             fastest = back.loc[back["steps_to_recover"].idxmin()]
             out.append(f"{label}: {len(back)} of {len(mine)} layers recovered, the fastest L{fastest.layer} after "
                        f"{fastest.steps_to_recover:.0f} steps; undone at the end: {undone}.")
-    if protocol == "matched" and not (runs["protocol"] == "fixed").any():
+    if fixed_note and protocol == "matched" and not (runs["protocol"] == "fixed").any():
         out.append("The fixed-noise protocol (one sigma for every layer, the paper's likely design) is not in these "
                    "tables: its verdicts are not shown on this page (parameters with `sigmas=(0.25, 1.0)` run it "
                    "beside the matched sweep).")

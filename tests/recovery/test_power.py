@@ -8,10 +8,11 @@ import pytest
 import torch
 from conftest import state_hash, tiny_lab, tiny_specimen
 
-from anatomy_lib.recovery import RecoveryContext, RecoveryParams, paper_claims, streams_entering
+from anatomy_lib.recovery import RecoveryContext, RecoveryParams, findings, paper_claims, streams_entering
 from anatomy_lib.recovery.chapter import (
     POWERED,
     chapter_claims,
+    chapter_findings,
     evidence_sentence,
     powered_at_budget,
     verdict_evidence,
@@ -198,6 +199,15 @@ def test_the_claims_are_read_at_every_rate_and_at_an_earlier_budget(tiny_blocks,
     assert [(c.claim, c.verdict) for c in claims] == [(c.claim, c.verdict) for c in on_powered]
     assert all(f"the quick sweep alone: {alone[c.claim]}" in c.note for c in claims if c.claim in alone)
     assert chapter_claims(quick, quick_params) == paper_claims(quick, quick_params)
+    # the findings state the numbers the verdicts rest on: the quick sweep's, then the powered sweep's, each marked
+    assert chapter_findings(quick, quick_params) == findings(quick, quick_params)
+    said = chapter_findings(both, quick_params, "tiny")
+    on_quick = findings(quick, quick_params, "tiny")
+    assert said[:len(on_quick)] == [f"Quick sweep: {s}" for s in on_quick]
+    assert said[len(on_quick)].startswith("Powered sweep (the verdicts' evidence: lr 0.001, read at the paper's 4 "
+                                          "steps): On tiny")
+    assert all(s.startswith("Powered sweep: ") for s in said[len(on_quick) + 1:])
+    assert not any("fixed-noise protocol" in s for s in said[len(on_quick):])  # left out of its design on purpose
 
 
 def test_a_steps_cell_says_how_many_seeds_got_there():
