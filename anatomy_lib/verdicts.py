@@ -12,12 +12,13 @@ from .core.lab import NotStored
 from .core.rules import (
     MIXED,
     NOT_REPRODUCED,
-    REPRODUCED,
+    PASSES_BUT_CONTROLLED,
     STANDINGS,
     SURVIVES_COLUMN,
     VERDICTS,
     checkpoint_caveat,
     experiment_standing,
+    standing,
 )
 from .growth.compute import is_stored
 
@@ -82,16 +83,21 @@ def joined_by_specimen(table: pd.DataFrame, first_name: str, others: dict[str, p
     table[f"{first_name}: test"] = "the paper's claim"
     for name, other in others.items():
         if other.empty:  # nothing stored for this specimen yet
-            other = pd.DataFrame(columns=["chapter", "Claim", "Paper", "Ours", "Verdict", "Because"])
+            other = pd.DataFrame(columns=["chapter", "Claim", "Paper", "Ours", "Verdict", "Survives", "Because"])
         other = other.assign(position=other.groupby("chapter").cumcount())
         other = other.rename(columns={"Ours": f"{name}: ours", "Verdict": f"{name}: verdict", "Paper": f"{name}: paper",
-                                      "Claim": f"{name}: claim", "Because": f"{name}: because"})
+                                      "Claim": f"{name}: claim", "Because": f"{name}: because",
+                                      "Survives": f"{name}: survives"})
         keep = ["chapter", "position"] + [c for c in other.columns if c.startswith(f"{name}: ")]
         table = table.merge(other[keep], on=["chapter", "position"], how="left")
         run = table[f"{name}: verdict"].notna()
         table[f"{name}: test"] = [GENERALITY if r else NO_SECOND_SPECIMEN.get(ch, "not run")
                                   for r, ch in zip(run, table["chapter"])]
         table[f"{name}: ours"] = table[f"{name}: ours"].fillna("")
+        survives = table[f"{name}: survives"] if f"{name}: survives" in table else pd.Series("", index=table.index)
+        table[f"{name}: survives"] = survives.fillna("")
+        table[f"{name}: standing"] = [standing(v, s) if isinstance(v, str) else ""
+                                      for v, s in zip(table[f"{name}: verdict"], table[f"{name}: survives"])]
         table[f"{name}: at depth"] = [_at_depth(row, name) for row in table.to_dict("records")]
     return table.drop(columns="position")
 
@@ -110,9 +116,12 @@ def _at_depth(row: dict, name: str) -> str:
 
 def specimen_note(row: dict, name: str, with_test: bool = True) -> str:
     """The small-type note of specimen ``name``'s verdict cell: what the row tests there (``<name>: test``,
-    left out with ``with_test=False``) and what the claim names at its depth."""
+    left out with ``with_test=False``), whether it survives its control there, and what the claim names at its
+    depth."""
     test = row.get(f"{name}: test", "not run")
     parts = [test] if with_test or test != GENERALITY else []
+    if row.get(f"{name}: survives"):
+        parts.append(f"survives its control: {row[f'{name}: survives']}")
     return "; ".join(parts + [row[f"{name}: at depth"]] if row.get(f"{name}: at depth") else parts)
 
 
@@ -126,16 +135,20 @@ def generality_sentences(claims: pd.DataFrame, names: list[str]) -> list[str]:
             out.append(f"No claim has been tested on {name} yet.")
             continue
         same = (tested["Verdict"] == tested[f"{name}: verdict"]).sum()
-        both = tested[(tested["Verdict"] == REPRODUCED) & (tested[f"{name}: verdict"] == REPRODUCED)]
-        first_only = tested[(tested["Verdict"] == REPRODUCED) & (tested[f"{name}: verdict"] != REPRODUCED)]
-        other_only = tested[(tested["Verdict"] != REPRODUCED) & (tested[f"{name}: verdict"] == REPRODUCED)]
+        # "holds" reads a measurement with its control: a reproduced measurement that its control (or every
+        # comparison unit) matches holds nowhere
+        held_first = tested["Standing"].isin(("supported", "supported in part"))
+        held_other = tested[f"{name}: standing"].isin(("supported", "supported in part"))
+        both, first_only, other_only = (tested[held_first & held_other], tested[held_first & ~held_other],
+                                        tested[~held_first & held_other])
         counts = tested[f"{name}: verdict"].value_counts()
         out.append(f"{len(tested)} of the paper's claims were tested on {name} as well (chapters "
                    f"{', '.join(str(c) for c in sorted(set(tested['chapter'])))}): "
                    + ", ".join(f"{n} {v}" for v, n in counts.items())
-                   + f"; {same} get the same verdict as on {first}.")
-        for label, rows in (("reproduced on both", both), (f"reproduced on {first} only", first_only),
-                            (f"reproduced on {name} only", other_only)):
+                   + f"; {same} get the same verdict as on {first}; read with their controls there, "
+                   + _counted(tested[f"{name}: standing"], STANDINGS) + ".")
+        for label, rows in (("supported on both", both), (f"supported on {first} only", first_only),
+                            (f"supported on {name} only", other_only)):
             if len(rows):
                 out.append(f"{label.capitalize()}: " + "; ".join(f"{r.Claim} (chapter {r.chapter})"
                                                                 for r in rows.itertuples()) + ".")
@@ -272,7 +285,7 @@ def headline(table: pd.DataFrame) -> list[str]:
         if len(named):
             out.append(f"{label.capitalize()}: " + "; ".join(f"{c.Claim} (chapter {c.chapter})"
                                                              for c in named.itertuples()) + ".")
-    explained = findings[findings["Standing"] == "explained by a control"]
+    explained = findings[findings["Standing"].isin(PASSES_BUT_CONTROLLED)]
     if len(explained):
         out.append(f"{len(explained)} claims pass their own rule but not the control shown beside them: "
                    + "; ".join(f"{c.Claim} (chapter {c.chapter}: {c.Survives}, {c.Because})"

@@ -57,9 +57,12 @@ SURVIVES_YES, SURVIVES_IN_PART, SURVIVES_NO, NOT_DISCRIMINATING = SURVIVES
 KINDS = ("pattern", "magnitude", "interpretation")
 PATTERN, MAGNITUDE, INTERPRETATION = KINDS
 
-# what a claim and its control read as together, for counting (``standing``)
-STANDINGS = ("supported", "supported in part", "explained by a control", "not reproduced", "inconclusive",
-             "not comparable")
+# what a claim and its control read as together, for counting (``standing``): a measurement its control matches is
+# "explained by a control"; one that every comparison unit shares as well is "not discriminating" (it says nothing
+# about the unit the paper named, and explains nothing either)
+STANDINGS = ("supported", "supported in part", "explained by a control", "not discriminating", "not reproduced",
+             "inconclusive", "not comparable")
+PASSES_BUT_CONTROLLED = ("explained by a control", "not discriminating")  # pass their own rule, not the control
 MIXED = "mixed"  # an experiment whose rows stand differently
 
 PAPER_CHECKPOINT = "SmolLM2-135M"  # the paper's specimen: a magnitude measured on any other says so
@@ -115,9 +118,13 @@ def detectable_difference(low: float, high: float, *, level: float = LEVEL, powe
     return (z_level + z_power) * (high - low) / 2 / z_level
 
 
-def power_text(low: float, high: float, fmt: str = "{:.3g}") -> str:
-    """What a wide interval can detect, for a row's note."""
-    return f"detectable at {POWER:.0%} power: {fmt.format(detectable_difference(low, high))}"
+def power_text(low: float, high: float, fmt: str = "{:.3g}", bound: float | None = None) -> str:
+    """What a wide interval can detect, for a row's note. ``bound``: the largest size the quantity can take (1 for
+    a correlation); where the detectable difference exceeds it, no effect of any possible size is detectable."""
+    detectable = detectable_difference(low, high)
+    if bound is not None and detectable > bound:
+        return f"no effect of any possible size (up to {fmt.format(bound)}) is detectable at {POWER:.0%} power"
+    return f"detectable at {POWER:.0%} power: {fmt.format(detectable)}"
 
 
 def number(paper: float, ours: float, low: float | None = None, high: float | None = None, *,
@@ -254,7 +261,9 @@ def controlled(verdict: str, *checks: ControlCheck) -> tuple[str, str]:
 def standing(verdict: str, survives: str = "") -> str:
     """What a measurement and its control read as together (``STANDINGS``), for counting."""
     if verdict in (REPRODUCED, PARTLY):
-        if survives in (SURVIVES_NO, NOT_DISCRIMINATING):
+        if survives == NOT_DISCRIMINATING:
+            return "not discriminating"
+        if survives == SURVIVES_NO:
             return "explained by a control"
         return "supported" if verdict == REPRODUCED and survives in ("", SURVIVES_YES) else "supported in part"
     return {NOT_REPRODUCED: "not reproduced", INCONCLUSIVE: "inconclusive"}.get(verdict, "not comparable")

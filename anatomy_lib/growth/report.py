@@ -252,7 +252,7 @@ def conclusions(tables: dict[str, pd.DataFrame], params: GrowthParams, sweep: di
     runs, curves, events = tables["runs"], tables["curves"], tables.get("events")
     can, cannot = [], []
     claims = paper_claims(tables, params)
-    knocked = [c for c in claims if c.standing == "explained by a control"]
+    knocked = [c for c in claims if c.standing in v.PASSES_BUT_CONTROLLED]
     supported = [c for c in claims if c.standing in ("supported", "supported in part")]
     if events is not None and len(events):
         reach = compute_to_target(curves, events)

@@ -51,7 +51,7 @@ def rank_correlations(layers: pd.DataFrame, importance_table: pd.DataFrame, n_bo
     rows = []
     for name, values in (("steps to recover", steps), ("area under excess NLL", merged["area_excess_nll"].to_numpy())):
         for kind, statistic in (("Spearman", lambda i: spearman(values[i], importance[i])),
-                                ("partial Spearman | initial damage",
+                                ("partial Spearman, given initial damage",
                                  lambda i: partial_spearman(values[i], importance[i], damage[i]))):
             rho, low, high = statistic_interval(len(merged), statistic, n_boot, seed, level, rows=True)
             rows.append({"recovery measure": name, "correlation": kind, "rho": rho, "ci_low": low,

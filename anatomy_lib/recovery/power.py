@@ -299,8 +299,9 @@ def _seeds_so_far(seeds: list[int]) -> str:
 def power_table(kept: dict[float, dict], criterion: Criterion = MAIN_CRITERION, n_boot: int = 2000,
                 seed: int = 0) -> pd.DataFrame:
     """Per learning rate and layer: the share of the damage undone against the sham at the end of the budget,
-    its mean over the noise seeds kept with a t-interval over them (the seed is the unit), how many seeds
-    count as recovered by ``criterion`` and their median steps to recover, and the sham's own drift."""
+    its mean over the noise seeds kept with a t-interval over them (the seed is the unit), the same share against
+    the intact model (raw: where the sham drifts by a large part of the damage, the two differ by that drift), how
+    many seeds count as recovered by ``criterion`` and their median steps to recover, and the sham's own drift."""
     rows = []
     for lr, tables in kept.items():
         if "runs" not in tables or not len(tables["runs"]):
@@ -308,6 +309,7 @@ def power_table(kept: dict[float, dict], criterion: Criterion = MAIN_CRITERION, 
         judged = judged_runs(tables, criterion, n_boot, seed)
         if not len(judged):  # no damaged run kept beside its sham yet
             continue
+        raw = judged_runs(tables, Criterion("baseline", criterion.share), n_boot, seed)
         curves = tables["curves"]
         shams = curves[curves["kind"] == "sham"]
         for layer, group in judged.groupby("layer"):
@@ -317,6 +319,7 @@ def power_table(kept: dict[float, dict], criterion: Criterion = MAIN_CRITERION, 
             rows.append({"lr": lr, "layer": int(layer), "seeds": len(group),
                          "initial_excess_nll": float(group["initial_excess_nll"].mean()),
                          "undone": mean, "undone_low": low, "undone_high": high,
+                         "undone_raw": float(raw.loc[raw["layer"] == layer, "recovered_fraction"].mean()),
                          "recovered": f"{len(recovered)} of {len(group)}",
                          "median_steps": float(np.median(recovered)) if len(recovered) else np.nan,
                          "budget": int(tables["params"].steps),
@@ -324,6 +327,7 @@ def power_table(kept: dict[float, dict], criterion: Criterion = MAIN_CRITERION, 
     return pd.DataFrame(rows)
 
 
+MIN_LAYERS_FOR_INTERVAL = 8  # a bootstrap over fewer layers is shown as a bare rank correlation
 HALF = Criterion("sham", 0.5)  # a share every layer's curve reaches or nears within the budget (the 90% rule's
 # curves level off between about 45% and 85% of the damage undone, so steps to 90% are censored for every run)
 
@@ -435,7 +439,8 @@ def block_power_sentence(power: dict) -> str:
             f"{power['blocks_then']} blocks is about {power['se_then']:.0%} of the damage undone, about "
             f"{power['se_now']:.0%} at {power['blocks_now']}, while noise seeds of the same layer differ with a "
             f"standard deviation of {power['seed_sd']:.0%} ({power['layers_with_seeds']} layers with two or more "
-            f"seeds, {power['seed_dof']} degrees of freedom), {ratio:.1f} times that: "
+            f"seeds, {power['seed_dof']} degrees of freedom), {ratio:.1f} times the error at "
+            f"{power['blocks_now']} blocks: "
             + ("a layer's precision is set mostly by its noise seeds, so the powered sweep adds seeds rather than "
                "blocks (its interval over seeds leaves out the part of the block error its seeds share: one sham "
                "and the same blocks serve them all)." if ratio >= 2 else
@@ -484,14 +489,18 @@ def power_tables(view: dict, seed: int = 0) -> dict:
     out = {"end": None, "half": None, "rho": None}
     if len(end):
         shown = end.assign(cls=end["layer"].map(classes)).rename(columns={"cls": "class"})[
-            ["lr", "layer", "class", "seeds", "undone", "undone_low", "undone_high", "recovered", "median_steps",
-             "sham_final_move_nll"]]
-        out["end"] = show_table(shown, {"lr": "g", "undone": ".0%", "median_steps": ".0f",
-                                        "sham_final_move_nll": "+.3f"},
-                                {"undone": "damage undone", "median_steps": "median steps",
+            ["lr", "layer", "class", "seeds", "initial_excess_nll", "undone", "undone_low", "undone_high",
+             "undone_raw", "recovered", "median_steps", "sham_final_move_nll"]]
+        out["end"] = show_table(shown, {"lr": "g", "initial_excess_nll": ".2f", "undone": ".0%", "undone_raw": ".0%",
+                                        "median_steps": ".0f", "sham_final_move_nll": "+.3f"},
+                                {"initial_excess_nll": "damage (nats)", "undone": "damage undone",
+                                 "undone_raw": "undone (raw)", "median_steps": "median steps",
                                  "sham_final_move_nll": "sham's drift (nats)"},
                                 intervals={"undone": ("undone_low", "undone_high")}, left=("class", "recovered"),
-                                caption=f"at the end of {steps} steps, against the sham of the same layer")
+                                caption=f"at the end of {steps} steps: the share of the damage undone against the "
+                                "sham of the same layer (interval over noise seeds) and against the intact model "
+                                "(raw); where the sham's drift is a sizeable part of the damage, the sham-corrected "
+                                "share reads the sham as much as the layer")
     if len(half):
         cells = half.assign(cell=[steps_cell(r) for r in half.itertuples()], lr=half["lr"].map("lr {:g}".format))
         grid = cells.pivot(index="layer", columns="lr", values="cell").fillna("not kept").reset_index()
@@ -501,8 +510,15 @@ def power_tables(view: dict, seed: int = 0) -> dict:
         rho = (power_correlations(half, view["importance"], view["n_boot"], seed)
                if view["importance"] is not None else pd.DataFrame())
         if len(rho):
+            criterion = rho["criterion"].iloc[0]
+            rho = rho.assign(**{"recovery measure": rho["recovery measure"].replace(
+                "steps to recover", f"steps to {criterion}")})
+            few = rho["layers"] < MIN_LAYERS_FOR_INTERVAL
+            rho.loc[few, ["ci_low", "ci_high"]] = np.nan
             columns = ["lr", "recovery measure", "correlation", "rho", "ci_low", "ci_high", "layers"]
             out["rho"] = show_table(rho[columns], {"lr": "g", "rho": "+.2f"},
                                     caption="recovery against importance (chapter 2's change), Spearman over the "
-                                    "layers kept at each rate, 95% bootstrap interval over layers")
+                                    "layers kept at each rate, 95% bootstrap interval over layers (none over fewer "
+                                    f"than {MIN_LAYERS_FOR_INTERVAL} layers: resampling so few points, with ties, "
+                                    "gives intervals narrower than the data can carry)")
     return out

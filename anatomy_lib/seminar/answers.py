@@ -608,17 +608,26 @@ def _both_specimens(ev: Evidence) -> pd.DataFrame:
     return first.merge(second, on=["chapter", "position"], suffixes=("", " 2"))
 
 
+HOLDS = ("supported", "supported in part")  # a measurement reproduced and not matched by its control
+
+
+def _held_on_both(both: pd.DataFrame) -> pd.DataFrame:
+    """The claims that hold on both specimens: reproduced and surviving their control on each (a reproduced
+    measurement that its control, or every comparison unit, matches holds nowhere)."""
+    return both[both["Standing"].isin(HOLDS) & both["Standing 2"].isin(HOLDS)]
+
+
 def _generality(ev: Evidence) -> tuple[int, int, int]:
     both = _both_specimens(ev)
     same = int((both["Verdict"] == both["Verdict 2"]).sum())
-    held = int(((both["Verdict"] == "reproduced") & (both["Verdict 2"] == "reproduced")).sum())
-    return len(both), same, held
+    return len(both), same, len(_held_on_both(both))
 
 
 def answer_gemma(ev: Evidence) -> str:
     n, same, held = _generality(ev)
     return (f"Of the {n} dissection claims judged on both specimens, {same} get the same verdict on "
-            f"{ev.second_name} at the same relative depth as on {ev.name}, and {held} are reproduced on both. "
+            f"{ev.second_name} at the same relative depth as on {ev.name}, and {held} hold on both (reproduced "
+            "and surviving their control on each). "
             "Claims tied to a layer number move most; the pattern claims (the ends matter more than the middle; "
             "deltas at the null) travel.")
 
@@ -632,16 +641,17 @@ def answer_how_many(ev: Evidence) -> str:
 
 def model_two_claims(ev: Evidence) -> str:
     both = _both_specimens(ev)
-    held = both[(both["Verdict"] == rules.REPRODUCED) & (both["Verdict 2"] == rules.REPRODUCED)]
+    held = _held_on_both(both)
     moved = both[both["Verdict"] != both["Verdict 2"]]
     parts = []
     if len(held):
         r = held.iloc[0]
-        parts.append(f"Holds on both: \"{r['Claim']}\" (chapter {r['chapter']}), reproduced on {ev.name} "
-                     f"({r['Ours']}) and on {ev.second_name} ({r['Ours 2']}); a third specimen of another family "
-                     "should show it too if it is a property of transformers.")
+        parts.append(f"Holds on both: \"{r['Claim']}\" (chapter {r['chapter']}), {r['Standing']} on {ev.name} "
+                     f"({r['Ours']}) and {r['Standing 2']} on {ev.second_name} ({r['Ours 2']}); a third specimen "
+                     "of another family should show it too if it is a property of transformers.")
     else:
-        parts.append("No claim is reproduced on both specimens, so the first half has no example here: say so.")
+        parts.append("No claim holds on both specimens (reproduced and surviving its control on each), so the first "
+                     "half has no example here: say so.")
     if len(moved):
         r = moved.iloc[0]
         parts.append(f"Moves: \"{r['Claim']}\" (chapter {r['chapter']}), {r['Verdict']} on {ev.name} against "

@@ -98,6 +98,10 @@ def test_detectable_difference_at_80_percent_power():
     assert v.detectable_difference(-1.0, 1.0) == pytest.approx((1.959964 + 0.841621) / 1.959964, rel=1e-5)
     assert v.detectable_difference(0.0, 0.5) == pytest.approx(0.25 * 1.42941, rel=1e-4)
     assert "80% power: 0.71" in v.power_text(-0.5, 0.5, "{:.2f}")
+    # a correlation cannot exceed 1: an interval too wide to detect any is said so, never "detectable: 1.02"
+    assert v.power_text(-0.74, 0.69, "{:.2f}", bound=1.0) == ("no effect of any possible size (up to 1.00) is "
+                                                             "detectable at 80% power")
+    assert "80% power: 0.71" in v.power_text(-0.5, 0.5, "{:.2f}", bound=1.0)
 
 
 def test_claims_name_a_known_verdict_and_rule():
@@ -173,7 +177,8 @@ def test_a_measurement_is_held_to_its_controls(own, checks, expected, words):
 
 @pytest.mark.parametrize("verdict, survives, expected", [
     (R, "", "supported"), (R, "yes", "supported"), (P, "yes", "supported in part"), (R, "in part", "supported in part"),
-    (R, "no", "explained by a control"), (R, "not discriminating", "explained by a control"),
+    (R, "no", "explained by a control"), (R, "not discriminating", "not discriminating"),
+    (P, "not discriminating", "not discriminating"), (P, "no", "explained by a control"),
     (N, "", "not reproduced"), (I, "", "inconclusive"), (C, "", "not comparable")])
 def test_standing_reads_a_measurement_with_its_control(verdict, survives, expected):
     assert v.standing(verdict, survives) == expected
@@ -248,6 +253,29 @@ def test_claims_join_by_specimen_with_the_paper_layers_at_each_depth():
     assert "at this depth: L5, L6" in page and "<i>not run</i>" in page
     assert verdicts.other_specimens(table) == ["gemma"]
     assert "gemma (generality)" in verdicts.book_table(table).to_html(escape=False)
+
+
+def test_a_claim_holds_on_a_specimen_only_with_its_control():
+    """Generality reads a measurement with its control on each specimen: a claim reproduced on both but matched
+    by its control (or by every comparison unit) is not "supported on both", and the second specimen's cell says
+    whether it survives its control there."""
+    def claims(rows):
+        table = pd.DataFrame([dict(zip(["chapter", "Claim", "Paper", "Ours", "Verdict", "Survives"], r))
+                              for r in rows])
+        return table.assign(Standing=[v.standing(r.Verdict, r.Survives) for r in table.itertuples()])
+
+    first = claims([(2, "ends matter", "yes", "yes", R, "yes"), (4, "lag-1 deltas", "0.9", "0.9", R,
+                                                                   v.NOT_DISCRIMINATING)])
+    first = first.assign(Note="", Rule="", section="", specimen="smollm2", profile="quick")
+    second = claims([(2, "ends matter", "yes", "yes", R, "yes"), (4, "lag-1 deltas", "0.9", "0.8", R,
+                                                                    v.NOT_DISCRIMINATING)])
+    table = verdicts.joined_by_specimen(first, "smollm2", {"gemma": second})
+    assert table["gemma: standing"].tolist() == ["supported", "not discriminating"]
+    said = verdicts.generality_sentences(table, ["smollm2", "gemma"])
+    assert "Supported on both: ends matter (chapter 2)." in said
+    assert not any("lag-1" in s for s in said if s.startswith("Supported"))
+    assert "read with their controls there, 1 supported, 1 not discriminating" in said[0]
+    assert "survives its control: not discriminating" in verdicts.specimen_note(table.iloc[1].to_dict(), "gemma")
 
 
 def test_sensitivity_finds_the_claims_whose_standing_moves():

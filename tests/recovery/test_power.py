@@ -9,6 +9,7 @@ import torch
 from conftest import state_hash, tiny_lab, tiny_specimen
 
 from anatomy_lib.recovery import RecoveryContext, RecoveryParams, findings, paper_claims, streams_entering
+from anatomy_lib.recovery.analysis import Criterion, judged_runs
 from anatomy_lib.recovery.chapter import (
     POWERED,
     chapter_claims,
@@ -147,6 +148,10 @@ def test_a_powered_sweep_shares_the_damage_across_rates_resumes_and_is_read_part
     table = power_table(kept, n_boot=200)
     assert set(table["lr"]) == {1e-3, 3e-3} and set(table["layer"]) == {1, 3} and (table["seeds"] == 2).all()
     assert table["undone_low"].notna().all()  # two seeds: an interval over seeds
+    # the raw share beside it (against the intact model), so a sham that drifts is seen
+    raw = judged_runs(kept[1e-3], Criterion("baseline", 0.9), 200, 0).groupby("layer")["recovered_fraction"].mean()
+    at = table[table["lr"] == 1e-3].set_index("layer")["undone_raw"]
+    assert np.allclose(at.sort_index(), raw.sort_index())  # over 1 where fine-tuning improves on the intact model
     # nothing is trained when everything is stored
     assert run_power(lab, DESIGN, BASE, progress=False, context=None)
 
