@@ -27,7 +27,7 @@ from anatomy_lib.importance import (
 )
 from anatomy_lib.manipulation import ManipulationParams
 from anatomy_lib.predictability import PredictabilityParams
-from anatomy_lib.recovery import RecoveryParams
+from anatomy_lib.recovery import RecoveryParams, power_design
 from anatomy_lib.structure import StructureParams
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -109,6 +109,14 @@ def precision_keys(name: str) -> set[str]:
     return keys
 
 
+def powered_keys(lab) -> set[str]:
+    """The store keys of chapter 6's powered sweep of the lab's specimen, one per learning rate of its design
+    (``recovery.power_design``): stored once a rate's sweep is complete, read by chapter 6 where it is (what the
+    book may hold, not what it must: it is run apart, over CPU-hours)."""
+    base = lab.defaults(RecoveryParams).resolved(lab)
+    return {request_key(lab.request(sweep)) for sweep in power_design(lab.specimen.name).sweeps(base)}
+
+
 def test_committed_growth_results_match_chapter_7():
     """The main runs, the budget sweep, the event study and the learning-rate check, each at the chapter's
     defaults, and the quantisation null of chapters 3 and 4 (chapter 7's models retrained); nothing else."""
@@ -141,7 +149,7 @@ def test_committed_results_match_the_chapters_requests(real_specimen):
     other = [second.request(ImportanceParams(mode=m, seed=SECOND_SELECTION)) for m in MODES]
     assert all(STORE.load("importance", r) is not None for r in other), "the second selection is not stored"
     keys = {request_key(lab.request(p)) for p in wanted} | {request_key(r) for r in other}
-    keys |= precision_keys(real_specimen.name)
+    keys |= precision_keys(real_specimen.name) | powered_keys(lab)
     committed = {path.stem for path in (STORE.root / real_specimen.name).rglob("*.json")}
     assert committed <= keys, f"committed results no chapter asks for: {sorted(committed - keys)}"
 
@@ -154,7 +162,7 @@ def test_committed_gemma_results_are_what_the_book_reads(real_gemma):
 
     lab = open_lab(real_gemma, BOOK_PROFILE, progress=False)
     wanted = book_params(lab)
-    keys = {request_key(lab.request(p)) for p in wanted} | precision_keys(real_gemma.name)
+    keys = {request_key(lab.request(p)) for p in wanted} | precision_keys(real_gemma.name) | powered_keys(lab)
     committed = {path.stem for path in (STORE.root / real_gemma.name).rglob("*.json")}
     assert committed <= keys, f"committed Gemma results no chapter asks for: {sorted(committed - keys)}"
     required = [p for p in wanted if p.DIAGNOSTIC in {"importance", "continuations", "predictability", "structure",
