@@ -228,9 +228,12 @@ def _as_stored(tables: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
 
 def load_or_compute(diagnostic: str, request: dict, compute: Callable[[], dict[str, pd.DataFrame]],
                     store: ResultStore | None = None, device: str = "", recompute: bool = False, save: bool = True,
-                    before: Callable[[], None] | None = None):
+                    before: Callable[[], None] | None = None,
+                    work_s: Callable[[dict[str, pd.DataFrame]], float] | None = None):
     """Return ``(tables, manifest)`` from the store if it holds this exact request, else compute and save
     (``before()`` runs first then: a chapter says what it is about to compute and how long it may take).
+    ``work_s(tables)``: the compute's own seconds where part of it ran before this call (a sweep resumed or
+    assembled from kept runs), recorded as the manifest's wall time instead of this call's.
 
     Either way the tables are those a CSV read returns, so callers see one set of column types."""
     store = store or ResultStore()
@@ -249,8 +252,8 @@ def load_or_compute(diagnostic: str, request: dict, compute: Callable[[], dict[s
         before()
     started = time.perf_counter()
     tables = _as_stored(compute())
-    provenance = {"environment": environment(), "device": device,
-                  "wall_time_s": round(time.perf_counter() - started, 3),
+    seconds = time.perf_counter() - started if work_s is None else float(work_s(tables))
+    provenance = {"environment": environment(), "device": device, "wall_time_s": round(seconds, 3),
                   "created": datetime.now(timezone.utc).isoformat(timespec="seconds")}
     manifest = {"diagnostic": diagnostic, "request": request, **provenance}
     if save:

@@ -289,8 +289,7 @@ def findings(tables: dict[str, pd.DataFrame], params: RecoveryParams | None = No
             continue
         direction = ("the paper's direction (important layers recover more slowly)" if r.ci_low > 0 else
                      "against the paper's direction (important layers recover faster)" if r.ci_high < 0 else
-                     "with a sign the interval does not settle" + (", leaning against the paper's" if r.rho < 0
-                                                                   else ", leaning the paper's way"))
+                     "with a sign the interval does not settle")
         out.append(f"{measure.capitalize()} and chapter 2's importance: Spearman {r.rho:+.2f} (95% interval "
                    f"{r.ci_low:+.2f} to {r.ci_high:+.2f}, {int(r.layers)} layers), {direction}.")
     return out

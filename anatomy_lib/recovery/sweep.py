@@ -147,6 +147,12 @@ def run_tables(done: list[tuple], baseline: pd.DataFrame) -> dict[str, pd.DataFr
             "baseline": baseline}
 
 
+def runs_seconds(tables: dict[str, pd.DataFrame]) -> float:
+    """A sweep's own training time, the sum of its runs' (a resumed sweep ran some of them in earlier processes;
+    the matched-noise search and the evaluation context are not counted)."""
+    return float(tables["runs"]["wall_s"].sum())
+
+
 def recovery(lab, params: RecoveryParams | None = None, recompute: bool = False,
              progress: bool = True) -> dict[str, pd.DataFrame]:
     """Every run of ``params`` (damaged layers, repeats, shams): a ``runs`` summary and the ``curves``, through
@@ -163,7 +169,7 @@ def recovery(lab, params: RecoveryParams | None = None, recompute: bool = False,
                   f"({checkpoints.folder})")
         return recovery_sweep(RecoveryContext.build(lab, params), params, progress, checkpoints)
 
-    tables = lab.stored(params, run, recompute)
+    tables = lab.stored(params, run, recompute, work_s=runs_seconds)
     if world().main:
         checkpoints.clear()  # the whole result is stored (or was already): its runs are no longer needed
     return tables

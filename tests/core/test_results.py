@@ -36,6 +36,13 @@ def test_roundtrip_and_manifest(tmp_path):
     assert not list(tmp_path.rglob("*.tmp"))
 
 
+def test_a_compute_resumed_from_earlier_work_records_that_work_s_time(tmp_path):
+    compute, _ = _compute_counter()
+    _, manifest = load_or_compute("importance", REQUEST, compute, store=ResultStore(tmp_path),
+                                  work_s=lambda tables: 60.0 * len(tables["layers"]))
+    assert manifest["wall_time_s"] == 120.0
+
+
 @pytest.mark.parametrize("change", [("params", {"mode": "y"}), ("specimen", {"name": "tiny", "weights_hash": "x"})])
 def test_any_change_of_request_misses(tmp_path, change):
     store = ResultStore(tmp_path)

@@ -8,6 +8,7 @@ import pytest
 import torch
 from conftest import state_hash, tiny_lab, tiny_specimen
 
+from anatomy_lib.core.results import ResultStore
 from anatomy_lib.recovery import RecoveryContext, RecoveryParams, findings, paper_claims, streams_entering
 from anatomy_lib.recovery.analysis import Criterion, judged_runs
 from anatomy_lib.recovery.chapter import (
@@ -145,6 +146,9 @@ def test_a_powered_sweep_shares_the_damage_across_rates_resumes_and_is_read_part
     assert all(tables["missing"] == 0 for tables in kept.values())
     assert all(not lab.checkpoints(tables["params"]).folder.exists() for tables in kept.values())
     assert "complete: 12 runs" in power_progress(kept, DESIGN, BASE.resolved(lab))
+    for tables in kept.values():  # its time is its runs' (each trained in some earlier call), not the assembly's
+        manifest = ResultStore().load(RecoveryParams.DIAGNOSTIC, lab.request(tables["params"]))[1]
+        assert manifest["wall_time_s"] == pytest.approx(tables["runs"]["wall_s"].sum(), abs=1e-3)
     table = power_table(kept, n_boot=200)
     assert set(table["lr"]) == {1e-3, 3e-3} and set(table["layer"]) == {1, 3} and (table["seeds"] == 2).all()
     assert table["undone_low"].notna().all()  # two seeds: an interval over seeds
