@@ -48,12 +48,12 @@ def labelled_cells(table_html: str, columns: list[str]) -> str:
     return re.sub(r'<td [^>]*class="data row\d+ col(\d+)"[^>]*>', label, table_html)
 
 
-def style_claims(table: pd.DataFrame) -> ClaimsTable:
-    """A styled claims table: verdicts coloured (with text, so colour is never the only cue), cells labelled
-    for a narrow page."""
+def style_claims(table: pd.DataFrame, coloured: tuple[str, ...] = ()) -> ClaimsTable:
+    """A styled claims table: verdicts (and the ``coloured`` columns) coloured, with text, so colour is never the
+    only cue; cells labelled for a narrow page."""
     return ClaimsTable(table.style.hide(axis="index")
                        .map(lambda v: f"background-color: {VERDICT_COLOURS.get(v, '')}",
-                            subset=[c for c in ("Verdict", SURVIVES_COLUMN) if c in table])
+                            subset=[c for c in ("Verdict", SURVIVES_COLUMN, *coloured) if c in table])
                        .set_properties(**{"text-align": "left", "white-space": "normal"})
                        .set_table_attributes('class="anatomy-claims"'))
 
@@ -79,8 +79,10 @@ def verdict_cell(verdict, ours: str = "", note: str = "") -> str:
     return cell
 
 
-def show_claims(claims: list[Claim]) -> ClaimsTable:
-    return style_claims(claims_table(claims))
+def show_claims(claims: list[Claim], beside: dict[str, list[Claim]] | None = None) -> ClaimsTable:
+    """``claims`` for reading; ``beside``: other evidence's standing on the same claims, a coloured column each
+    (``rules.claims_table``)."""
+    return style_claims(claims_table(claims, beside), tuple(beside or ()))
 
 
 def show_findings(sentences: list[str]):

@@ -57,15 +57,17 @@ def specimen_of(manifest: dict) -> str:
 
 def stored_runs(root: str | Path | None = None,
                 params_classes: dict[str, type[DiagnosticParams]] | None = None) -> pd.DataFrame:
-    """One row per stored result: diagnostic, specimen, profile, wall time (s), device, platform, created."""
+    """One row per stored result: diagnostic, specimen, profile, wall time (s), device, platform, created, and the
+    command that computed it where no chapter does (``computed_by``, else "")."""
     classes = params_classes or {}
     rows = [{"diagnostic": m["diagnostic"], "specimen": specimen_of(m),
              "profile": profile_of(m["request"], classes.get(m["diagnostic"])),
              "wall_time_s": float(m["wall_time_s"]), "device": m.get("device", ""),
-             "platform": m.get("environment", {}).get("platform", ""), "created": m.get("created", "")}
+             "platform": m.get("environment", {}).get("platform", ""), "created": m.get("created", ""),
+             "computed_by": m.get("computed_by", "")}
             for _, m in stored_manifests(root)]
     return pd.DataFrame(rows, columns=["diagnostic", "specimen", "profile", "wall_time_s", "device", "platform",
-                                       "created"])
+                                       "created", "computed_by"])
 
 
 def _stored_work(manifest: dict, params_class: type[DiagnosticParams]) -> float | None:
@@ -82,8 +84,9 @@ def _stored_work(manifest: dict, params_class: type[DiagnosticParams]) -> float 
 def estimate(params: DiagnosticParams, profile: Profile | None, device: str, root: str | Path | None = None,
              specimen: str | None = None) -> str:
     """What computing ``params`` will cost, in a sentence: the newest stored measurement of the same diagnostic
-    (on ``specimen`` where one exists: a specimen with a larger vocabulary costs more per token), scaled by the
-    ratio of the two works; said plainly when there is nothing to scale from."""
+    (on ``specimen`` where one exists: a specimen with a larger vocabulary costs more per token; one a chapter
+    computed before one run apart, whose workers may have shared the machine), scaled by the ratio of the two
+    works; said plainly when there is nothing to scale from."""
     cls = type(params)
     candidates = []
     for _, manifest in stored_manifests(root):
@@ -93,10 +96,11 @@ def estimate(params: DiagnosticParams, profile: Profile | None, device: str, roo
             continue  # half precision on a CPU runs at another speed (chapter 2's precision maps)
         work = _stored_work(manifest, cls)
         if work:
-            candidates.append((specimen_of(manifest) == specimen, manifest.get("created", ""), manifest, work))
+            candidates.append((specimen_of(manifest) == specimen, not manifest.get("computed_by"),
+                               manifest.get("created", ""), manifest, work))
     if not candidates:
         return "no stored measurement to estimate its time from"
-    same, _, base, base_work = max(candidates, key=lambda c: c[:2])
+    same, _, _, base, base_work = max(candidates, key=lambda c: c[:3])
     seconds = float(base["wall_time_s"])
     minutes = seconds / 60 * params.work(profile) / base_work
     platform = base.get("environment", {}).get("platform", "")

@@ -113,11 +113,12 @@ class Lab:
                 "profile": self.profile.as_dict(), **params.as_request()}
 
     def stored(self, params: DiagnosticParams, compute: Callable[[], dict[str, pd.DataFrame]],
-               recompute: bool = False, work_s: Callable[[dict[str, pd.DataFrame]], float] | None = None
-               ) -> dict[str, pd.DataFrame]:
+               recompute: bool = False, work_s: Callable[[dict[str, pd.DataFrame]], float] | None = None,
+               computed_by: str = "") -> dict[str, pd.DataFrame]:
         """The tables for ``params`` from the results store, computed (and stored) when it lacks them (a
         ``read_only`` lab raises ``NotStored`` instead). Under ``torchrun`` only rank 0 writes. ``work_s``: the
-        compute's own seconds from its tables, where part of it ran earlier (``results.load_or_compute``)."""
+        compute's own seconds from its tables, where part of it ran earlier; ``computed_by``: the command that
+        computes a result no chapter computes itself (both ``results.load_or_compute``)."""
         if not self.compute_missing:
             found = ResultStore().load(params.DIAGNOSTIC, self.request(params))
             if found is None:
@@ -130,7 +131,8 @@ class Lab:
                      specimen=self.specimen.name)
 
         tables, _ = load_or_compute(params.DIAGNOSTIC, self.request(params), compute, device=self.specimen.device,
-                                    recompute=recompute, save=world().main, before=before, work_s=work_s)
+                                    recompute=recompute, save=world().main, before=before, work_s=work_s,
+                                    computed_by=computed_by)
         return tables
 
     def checkpoints(self, params: DiagnosticParams):

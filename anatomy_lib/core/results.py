@@ -229,11 +229,13 @@ def _as_stored(tables: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
 def load_or_compute(diagnostic: str, request: dict, compute: Callable[[], dict[str, pd.DataFrame]],
                     store: ResultStore | None = None, device: str = "", recompute: bool = False, save: bool = True,
                     before: Callable[[], None] | None = None,
-                    work_s: Callable[[dict[str, pd.DataFrame]], float] | None = None):
+                    work_s: Callable[[dict[str, pd.DataFrame]], float] | None = None, computed_by: str = ""):
     """Return ``(tables, manifest)`` from the store if it holds this exact request, else compute and save
     (``before()`` runs first then: a chapter says what it is about to compute and how long it may take).
     ``work_s(tables)``: the compute's own seconds where part of it ran before this call (a sweep resumed or
-    assembled from kept runs), recorded as the manifest's wall time instead of this call's.
+    assembled from kept runs), recorded as the manifest's wall time instead of this call's. ``computed_by``: the
+    command that computes a result no chapter computes itself (a sweep run apart), recorded in the manifest, so
+    that a chapter's recomputation time leaves it out.
 
     Either way the tables are those a CSV read returns, so callers see one set of column types."""
     store = store or ResultStore()
@@ -254,7 +256,8 @@ def load_or_compute(diagnostic: str, request: dict, compute: Callable[[], dict[s
     tables = _as_stored(compute())
     seconds = time.perf_counter() - started if work_s is None else float(work_s(tables))
     provenance = {"environment": environment(), "device": device, "wall_time_s": round(seconds, 3),
-                  "created": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+                  "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                  **({"computed_by": computed_by} if computed_by else {})}
     manifest = {"diagnostic": diagnostic, "request": request, **provenance}
     if save:
         path = store.save(diagnostic, request, tables, provenance)

@@ -345,15 +345,24 @@ def in_experiment(experiment: str, claims: list[Claim], kinds: dict[int, str] | 
     return claims
 
 
-def claims_table(claims: list[Claim]) -> pd.DataFrame:
+def claims_table(claims: list[Claim], beside: dict[str, list[Claim]] | None = None) -> pd.DataFrame:
     """One row per claim; the control columns only where some claim was held to a control, the kind where one is
-    named, the experiment where the rows come from more than one."""
+    named, the experiment where the rows come from more than one. ``beside``: other evidence for the same claims
+    (column name -> its claims), each a column of the standing it gives a claim of the same name ("not stated"
+    where it has none), after the verdict and its control."""
     table = pd.DataFrame([c.__dict__ for c in claims])
     unused = [name for name in ("control", "because", "survives", "kind") if name in table
               and not table[name].astype(bool).any()]
     if "experiment" in table and table["experiment"].nunique() <= 1:
         unused.append("experiment")
-    return table.drop(columns=unused).rename(columns=lambda c: SURVIVES_COLUMN if c == "survives" else c.capitalize())
+    table = table.drop(columns=unused)
+    after = list(table.columns).index("survives" if "survives" in table else "verdict")
+    for position, (column, other) in enumerate((beside or {}).items(), start=after + 1):
+        standings = {c.claim: c.standing for c in other}
+        table.insert(position, column, [standings.get(c.claim, "not stated") for c in claims])
+    named = set(beside or {})
+    return table.rename(columns=lambda c: c if c in named else SURVIVES_COLUMN if c == "survives"
+                        else c.capitalize())
 
 
 SURVIVES_COLUMN = "Survives its control"

@@ -38,11 +38,13 @@ from .analysis import (
 )
 from .chapter import (
     POWERED,
+    QUICK_ALONE,
     chapter_claims,
     chapter_compute,
     chapter_findings,
     evidence_sentence,
     powered_at_budget,
+    quick_beside,
     verdict_evidence,
 )
 from .params import DAMAGE_MODES, NOISE_TENSORS, QUICK_LAYERS, TRAINABLE_SETS, RecoveryParams

@@ -36,6 +36,9 @@ def steps_label(row) -> str:
     return f"{row.steps_to_recover:.0f}" if row.recovered else f"> {row.budget}"
 
 
+MIN_LAYERS_FOR_INTERVAL = 8  # a bootstrap over fewer layers (with ties) gives intervals narrower than the data carry
+
+
 def rank_correlations(layers: pd.DataFrame, importance_table: pd.DataFrame, n_boot: int = 2000, seed: int = 0,
                       level: float = 0.95) -> pd.DataFrame:
     """Spearman correlation of recovery (steps to recover, area) with importance (chapter 2's change %), and the

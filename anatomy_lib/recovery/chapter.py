@@ -5,7 +5,7 @@ The quick sweep (``sweep``) answers the paper at its own budget with one noise s
 powered sweep (``power``) is complete at the chapter's learning rate, it is the stronger evidence for the same
 claims: every layer with several noise seeds (the unit of replication) and its sham, on more evaluation blocks.
 The claims are then judged on it, read at the paper's budget (``power.truncated``: its evaluations after that
-dropped, the runs the same up to there), and each note says what the quick sweep alone gives. Nothing here trains
+dropped, the runs the same up to there), with what the quick sweep alone gives beside them. Nothing here trains
 the powered sweep: ``python -m anatomy_lib recovery-power`` does.
 """
 from __future__ import annotations
@@ -19,6 +19,7 @@ from .report import PAPER, findings, paper_claims
 from .sweep import compute
 
 POWERED = "powered"  # the key of the powered sweep's tables (read at the paper's budget) in the chapter's tables
+QUICK_ALONE = "Quick sweep alone"  # the claims table's column of what the quick sweep alone gives each claim
 
 
 def chapter_compute(lab, params: RecoveryParams | None = None, *, recompute: bool = False,
@@ -62,7 +63,8 @@ def evidence_sentence(tables: dict, params: RecoveryParams) -> str:
                 "steps): the powered sweep at the chapter's rate is not complete.")
     return (f"The verdicts are judged on the powered sweep at lr {used.lr:g} ({len(seeds)} layers, "
             f"{_seed_range(seeds)} per layer, {used.eval_blocks or 'every'} evaluation blocks), read at the "
-            f"paper's budget of {used.steps} steps; each note says what the quick sweep alone gives.")
+            f"paper's budget of {used.steps} steps; the column \"{QUICK_ALONE}\" says what the quick sweep alone "
+            "gives.")
 
 
 def chapter_findings(tables: dict, params: RecoveryParams | None = None, specimen_name: str = "the specimen"
@@ -88,22 +90,22 @@ def _seed_range(seeds) -> str:
 
 def chapter_claims(tables: dict, params: RecoveryParams, paper_one_based: bool = False) -> list[v.Claim]:
     """The paper's claims (``report.paper_claims``) judged on ``verdict_evidence``; on the powered sweep, each
-    note ends with the quick sweep's verdict of the same claim."""
+    note says so, with its noise seeds per layer."""
     evidence, used = verdict_evidence(tables, params)
     claims = paper_claims(evidence, used, paper_one_based)
     if evidence is tables:
         return claims
-    quick = {c.claim: c for c in paper_claims(tables, params, paper_one_based)}
     seeds = _seed_range(_seeds(evidence))
-    out = []
-    for claim in claims:
-        before = quick.get(claim.claim)
-        said = (f"the quick sweep alone: {before.verdict}" + (f", survives its control: {before.survives}"
-                                                              if before.survives else "")
-                if before is not None else "the quick sweep has no such row")
-        out.append(replace(claim, note=f"{claim.note}; powered sweep ({seeds} per "
-                                       f"layer); {said}"))
-    return out
+    return [replace(claim, note=f"{claim.note}; powered sweep, {seeds} per layer") for claim in claims]
+
+
+def quick_beside(tables: dict, params: RecoveryParams, paper_one_based: bool = False) -> dict[str, list[v.Claim]]:
+    """Where the claims are judged on the powered sweep, the quick sweep's own claims, for ``show_claims``'
+    ``beside`` (a column of what the quick sweep alone gives each claim); empty where the quick sweep is the
+    evidence."""
+    if verdict_evidence(tables, params)[0] is tables:
+        return {}
+    return {QUICK_ALONE: paper_claims(tables, params, paper_one_based)}
 
 
 def _seeds(evidence: dict):

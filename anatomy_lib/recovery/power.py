@@ -36,13 +36,21 @@ from ..core.locks import claimed, exclusive
 from ..core.results import ResultStore
 from ..core.stats import t_interval
 from ..importance.compute import ImportanceParams, importance
-from .analysis import MAIN_CRITERION, Criterion, judged_layers, judged_runs, rank_correlations
+from .analysis import (
+    MAIN_CRITERION,
+    MIN_LAYERS_FOR_INTERVAL,
+    Criterion,
+    judged_layers,
+    judged_runs,
+    rank_correlations,
+)
 from .params import RecoveryParams
 from .report import PAPER, paper_claims, show_table
 from .sweep import RecoveryContext, baseline_table, recovery_run, run_tables, runs_seconds
 from .training import matched_sigma
 
 POWER_LRS = (1e-4, 3e-4, 1e-3)
+POWER_COMMAND = "python -m anatomy_lib recovery-power"  # runs the sweep, apart from the chapter (hours on a CPU)
 
 
 @dataclass(frozen=True)
@@ -240,7 +248,7 @@ def _store_complete(lab, sweep: RecoveryParams, store) -> bool:
         kept = [store.load(i) for i in range(len(sweep.runs()))]
         if any(run is None for run in kept):
             return False
-        lab.stored(sweep, lambda: _assembled(kept), work_s=runs_seconds)
+        lab.stored(sweep, lambda: _assembled(kept), work_s=runs_seconds, computed_by=POWER_COMMAND)
         store.clear()
         return True
 
@@ -270,7 +278,7 @@ def power_progress(kept: dict[float, dict], design: PowerDesign, base: RecoveryP
     ``specimen`` where given."""
     total = design.n_runs(base)
     missing = sum(tables["missing"] for tables in kept.values())
-    command = "python -m anatomy_lib recovery-power" + (f" --specimen {specimen}" if specimen else "")
+    command = POWER_COMMAND + (f" --specimen {specimen}" if specimen else "")
     if not missing:
         rates = f"{len(design.lrs)} learning rates" if len(design.lrs) > 1 else f"learning rate {design.lrs[0]:g}"
         return (f"The powered sweep is complete: {total} runs ({len(design.layers_of(base))} layers x "
@@ -335,7 +343,6 @@ def power_table(kept: dict[float, dict], criterion: Criterion = MAIN_CRITERION, 
     return pd.DataFrame(rows)
 
 
-MIN_LAYERS_FOR_INTERVAL = 8  # a bootstrap over fewer layers is shown as a bare rank correlation
 HALF = Criterion("sham", 0.5)  # a share every layer's curve reaches or nears within the budget (the 90% rule's
 # curves level off between about 45% and 85% of the damage undone, so steps to 90% are censored for every run)
 

@@ -9,6 +9,7 @@ from ..core.display import Vocabulary
 from ..core.params import PaperLayers
 from .analysis import (
     MAIN_CRITERION,
+    MIN_LAYERS_FOR_INTERVAL,
     SENSITIVITY,
     Criterion,
     at_sigma,
@@ -137,6 +138,8 @@ def paper_claims(tables: dict[str, pd.DataFrame], params: RecoveryParams | None 
 
     def correlation_verdict(judged, p, s):
         plain, partial = correlation(judged, p, s)
+        if plain.layers < MIN_LAYERS_FOR_INTERVAL:  # its intervals are shown, never trusted to settle a sign
+            return v.INCONCLUSIVE
         return v.weakest(*[v.comparison(r.rho, r.ci_low, r.ci_high, paper_direction=1) for r in (plain, partial)])
 
     def rho_text(r) -> str:
@@ -151,7 +154,9 @@ def paper_claims(tables: dict[str, pd.DataFrame], params: RecoveryParams | None 
         correlation_verdict(raw, protocol, sigma),
         f"area under the excess over the intact model; against the sham: {rho_text(plain)}, given initial "
         f"damage {rho_text(partial)}; both intervals must lie above zero"
-        + (f"; over {len(_layers(raw, protocol, sigma))} layers, "
+        + (f"; over {int(raw_plain.layers)} layers, fewer than the {MIN_LAYERS_FOR_INTERVAL} a bootstrap over "
+           "layers needs to settle a sign: inconclusive whatever its intervals" if raw_plain.layers <
+           MIN_LAYERS_FOR_INTERVAL else f"; over {int(raw_plain.layers)} layers, "
            f"{v.power_text(raw_plain.ci_low, raw_plain.ci_high, '{:.2f}', bound=1.0)}"
            if raw_plain.ci_low <= 0 <= raw_plain.ci_high else "")
         + (f"; {elsewhere(lambda p, s: correlation_verdict(raw, p, s))}" if others else ""), "comparison",
@@ -287,7 +292,9 @@ def findings(tables: dict[str, pd.DataFrame], params: RecoveryParams | None = No
                        f"censored at > {budget} steps (all tied), so its correlation is undefined; the area under "
                        "the excess-NLL curve, never censored, carries the comparison.")
             continue
-        direction = ("the paper's direction (important layers recover more slowly)" if r.ci_low > 0 else
+        direction = (f"too few layers for the interval to settle a sign (fewer than {MIN_LAYERS_FOR_INTERVAL})"
+                     if r.layers < MIN_LAYERS_FOR_INTERVAL else
+                     "the paper's direction (important layers recover more slowly)" if r.ci_low > 0 else
                      "against the paper's direction (important layers recover faster)" if r.ci_high < 0 else
                      "with a sign the interval does not settle")
         out.append(f"{measure.capitalize()} and chapter 2's importance: Spearman {r.rho:+.2f} (95% interval "

@@ -52,6 +52,11 @@ def test_chapter_times_scale_measured_minutes():
     assert times.loc[2, "quick, CPU (measured)"] == pytest.approx(20.0)
     assert times.loc[2, "paper, CPU (estimated)"] == pytest.approx(320.0)
     assert times.loc[2, "quick, Colab T4 (estimated)"] == pytest.approx(20.0 / 100)
+    apart = pd.concat([runs.assign(computed_by=""), pd.DataFrame([{"diagnostic": "importance", "chapter": 2,
+                                                                   "profile": "quick", "wall_time_s": 9e4,
+                                                                   "computed_by": "python -m x"}])])
+    assert seminar.chapter_times(81.0, apart).set_index("chapter").loc[2, "quick, CPU (measured)"] == \
+        pytest.approx(20.0)  # a sweep run apart from its chapter is not part of recomputing it
     # the scale page's estimate: the same work in FLOPs, the same share of each peak, the same answer
     from anatomy_lib.core import gpu
 

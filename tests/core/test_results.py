@@ -2,7 +2,7 @@
 import json
 import os
 import stat
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 import pandas as pd
 import pytest
@@ -40,7 +40,22 @@ def test_a_compute_resumed_from_earlier_work_records_that_work_s_time(tmp_path):
     compute, _ = _compute_counter()
     _, manifest = load_or_compute("importance", REQUEST, compute, store=ResultStore(tmp_path),
                                   work_s=lambda tables: 60.0 * len(tables["layers"]))
-    assert manifest["wall_time_s"] == 120.0
+    assert manifest["wall_time_s"] == 120.0 and "computed_by" not in manifest
+
+
+def test_a_result_run_apart_names_its_command_and_is_not_what_a_chapter_estimates_from(tmp_path):
+    from anatomy_lib.core.estimate import estimate, stored_runs
+    from anatomy_lib.core.profiles import PROFILES
+
+    store, tables = ResultStore(tmp_path), lambda: {"t": pd.DataFrame({"x": [1]})}
+    request = lambda width: {"specimen": {"name": "spec"}, "profile": asdict(PROFILES["quick"]),
+                             **Knobs(width=width).as_request()}
+    load_or_compute("knobs", request(1), tables, store=store, work_s=lambda _: 60.0)
+    _, apart = load_or_compute("knobs", request(2), tables, store=store, work_s=lambda _: 6000.0,
+                               computed_by="python -m somewhere")
+    assert apart["computed_by"] == "python -m somewhere"  # newer, but run apart: the chapter's own is read
+    assert "about 1.0 min" in estimate(Knobs(width=1), PROFILES["quick"], "cpu", tmp_path, specimen="spec")
+    assert sorted(stored_runs(tmp_path)["computed_by"]) == ["", "python -m somewhere"]
 
 
 @pytest.mark.parametrize("change", [("params", {"mode": "y"}), ("specimen", {"name": "tiny", "weights_hash": "x"})])

@@ -120,6 +120,17 @@ def test_claims_name_a_known_verdict_and_rule():
     assert list(two["Experiment"]) == ["a", "b"] and list(two["Kind"]) == ["magnitude", "pattern"]
 
 
+def test_other_evidence_for_the_same_claims_stands_beside_them():
+    held = [v.Claim("x", "1", "1", R, survives=v.SURVIVES_NO, kind=v.PATTERN), v.Claim("y", "1", "2", N)]
+    other = [v.Claim("x", "1", "1", R, survives=v.SURVIVES_YES)]
+    table = v.claims_table(held, {"Elsewhere": other})
+    assert list(table.columns) == ["Claim", "Paper", "Ours", "Verdict", "Note", "Rule", v.SURVIVES_COLUMN,
+                                   "Elsewhere", "Kind"]
+    assert list(table["Elsewhere"]) == ["supported", "not stated"]  # by the claim's name; none: said so
+    html = display.show_claims(held, {"Elsewhere": other}).to_html()
+    assert 'data-label="Elsewhere"' in html and html.count("background-color: #d9f0d3") >= 1
+
+
 def test_claims_tables_render_for_a_page():
     claims = [v.Claim("x", "1", "1", R, "a note", "number", experiment="e1"),
               v.Claim("y", "2", "3", N, rule="qualitative", experiment="e2")]

@@ -9,17 +9,21 @@ import torch
 from conftest import state_hash, tiny_lab, tiny_specimen
 
 from anatomy_lib.core.results import ResultStore
+from anatomy_lib.core.rules import SURVIVES_COLUMN, claims_table
 from anatomy_lib.recovery import RecoveryContext, RecoveryParams, findings, paper_claims, streams_entering
 from anatomy_lib.recovery.analysis import Criterion, judged_runs
 from anatomy_lib.recovery.chapter import (
     POWERED,
+    QUICK_ALONE,
     chapter_claims,
     chapter_findings,
     evidence_sentence,
     powered_at_budget,
+    quick_beside,
     verdict_evidence,
 )
 from anatomy_lib.recovery.power import (
+    POWER_COMMAND,
     REDUCED_DESIGNS,
     PowerDesign,
     design_sentence,
@@ -149,6 +153,7 @@ def test_a_powered_sweep_shares_the_damage_across_rates_resumes_and_is_read_part
     for tables in kept.values():  # its time is its runs' (each trained in some earlier call), not the assembly's
         manifest = ResultStore().load(RecoveryParams.DIAGNOSTIC, lab.request(tables["params"]))[1]
         assert manifest["wall_time_s"] == pytest.approx(tables["runs"]["wall_s"].sum(), abs=1e-3)
+        assert manifest["computed_by"] == POWER_COMMAND  # run apart: a chapter's recomputation leaves it out
     table = power_table(kept, n_boot=200)
     assert set(table["lr"]) == {1e-3, 3e-3} and set(table["layer"]) == {1, 3} and (table["seeds"] == 2).all()
     assert table["undone_low"].notna().all()  # two seeds: an interval over seeds
@@ -203,11 +208,17 @@ def test_the_claims_are_read_at_every_rate_and_at_an_earlier_budget(tiny_blocks,
     assert "judged on the powered sweep at lr 0.001 (2 layers, 2 noise seeds per layer" in evidence_sentence(
         both, quick_params)
     claims = chapter_claims(both, quick_params)
-    alone = {c.claim: c.verdict for c in paper_claims(quick, quick_params)}
     on_powered = paper_claims(powered, powered["params"])
     assert [(c.claim, c.verdict) for c in claims] == [(c.claim, c.verdict) for c in on_powered]
-    assert all(f"the quick sweep alone: {alone[c.claim]}" in c.note for c in claims if c.claim in alone)
+    assert all(c.note.endswith("; powered sweep, 2 noise seeds per layer") for c in claims)
+    # the quick sweep's own standing on each claim, a column beside the powered sweep's verdicts
+    table = claims_table(claims, quick_beside(both, quick_params))
+    standing_alone = {c.claim: c.standing for c in paper_claims(quick, quick_params)}
+    assert list(table[QUICK_ALONE]) == [standing_alone.get(c.claim, "not stated") for c in claims]
+    after = SURVIVES_COLUMN if SURVIVES_COLUMN in table else "Verdict"
+    assert list(table.columns).index(QUICK_ALONE) == list(table.columns).index(after) + 1
     assert chapter_claims(quick, quick_params) == paper_claims(quick, quick_params)
+    assert quick_beside(quick, quick_params) == {}
     # the findings state the numbers the verdicts rest on: the quick sweep's, then the powered sweep's, each marked
     assert chapter_findings(quick, quick_params) == findings(quick, quick_params)
     said = chapter_findings(both, quick_params, "tiny")
