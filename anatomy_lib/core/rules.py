@@ -346,7 +346,8 @@ def in_experiment(experiment: str, claims: list[Claim], kinds: dict[int, str] | 
 
 
 def claims_table(claims: list[Claim], beside: dict[str, list[Claim]] | None = None) -> pd.DataFrame:
-    """One row per claim; the control columns only where some claim was held to a control, the kind where one is
+    """One row per claim; the control columns only where some claim was held to a control (whether the verdict
+    survives it right after the verdict, so the judgement reads together before the notes), the kind where one is
     named, the experiment where the rows come from more than one. ``beside``: other evidence for the same claims
     (column name -> its claims), each a column of the standing it gives a claim of the same name ("not stated"
     where it has none), after the verdict and its control."""
@@ -356,6 +357,8 @@ def claims_table(claims: list[Claim], beside: dict[str, list[Claim]] | None = No
     if "experiment" in table and table["experiment"].nunique() <= 1:
         unused.append("experiment")
     table = table.drop(columns=unused)
+    if "survives" in table:  # the judgement together (the verdict, then its control's part) before the notes
+        table.insert(list(table.columns).index("verdict") + 1, "survives", table.pop("survives"))
     after = list(table.columns).index("survives" if "survives" in table else "verdict")
     for position, (column, other) in enumerate((beside or {}).items(), start=after + 1):
         standings = {c.claim: c.standing for c in other}

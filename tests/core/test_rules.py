@@ -124,8 +124,8 @@ def test_other_evidence_for_the_same_claims_stands_beside_them():
     held = [v.Claim("x", "1", "1", R, survives=v.SURVIVES_NO, kind=v.PATTERN), v.Claim("y", "1", "2", N)]
     other = [v.Claim("x", "1", "1", R, survives=v.SURVIVES_YES)]
     table = v.claims_table(held, {"Elsewhere": other})
-    assert list(table.columns) == ["Claim", "Paper", "Ours", "Verdict", "Note", "Rule", v.SURVIVES_COLUMN,
-                                   "Elsewhere", "Kind"]
+    assert list(table.columns) == ["Claim", "Paper", "Ours", "Verdict", v.SURVIVES_COLUMN, "Elsewhere", "Note",
+                                   "Rule", "Kind"]
     assert list(table["Elsewhere"]) == ["supported", "not stated"]  # by the claim's name; none: said so
     html = display.show_claims(held, {"Elsewhere": other}).to_html()
     assert 'data-label="Elsewhere"' in html and html.count("background-color: #d9f0d3") >= 1
