@@ -65,6 +65,8 @@ from .power import (
     power_tables,
     power_view,
     rate_and_budget_label,
+    rate_sentence,
+    rate_steps,
     run_power,
     steps_cell,
     truncated,

@@ -377,6 +377,74 @@ def steps_cell(row) -> str:
     return f"{steps} ({row.reached} of {row.seeds})"
 
 
+def rate_steps(steps: pd.DataFrame, kept: dict[float, dict]) -> pd.DataFrame:
+    """Per learning rate whose sweep is complete: how many layers got there in every noise seed (``power_steps``'
+    pooled row), the steps at which a run is evaluated (the only steps a run can be seen to get there), and the
+    median layer's steps, a layer that did not counting as more than the budget (so the
+    median is NaN where half the layers or more did not get there). Whether "steps to recover" measures the layer or
+    the optimiser is read from how these move between rates."""
+    rows = []
+    for lr, layers in steps.groupby("lr"):
+        if kept.get(lr, {}).get("missing", 1):
+            continue
+        pooled = layers["steps_to_recover"].where(layers["recovered"].astype(bool), np.inf).astype(float)
+        median = float(np.median(pooled))
+        finite = pooled[np.isfinite(pooled)]
+        rows.append({"lr": float(lr), "layers": len(layers), "reached": len(finite),
+                     "median_steps": median if np.isfinite(median) else np.nan,
+                     "fastest": float(finite.min()) if len(finite) else np.nan,
+                     "slowest": float(finite.max()) if len(finite) else np.nan,
+                     "budget": int(layers["budget"].max()), "criterion": layers["criterion"].iloc[0],
+                     "evaluations": tuple(int(step) for step in sorted(kept[lr]["curves"]["step"].unique()) if step)})
+    return pd.DataFrame(rows)
+
+
+def rate_sentence(by_rate: pd.DataFrame) -> str:
+    """``rate_steps`` in words: each complete rate's count and median layer, then how far the median layer moves
+    from the lowest rate to the highest (a fold, or a lower bound where the lowest rate's is past its budget) beside
+    the spread between layers at one rate (slowest over fastest of those that got there): the rate sets the steps as
+    much as the layer does only where it moves them at least two-fold and at least as far as the layers differ. ""
+    until a rate is complete."""
+    if not len(by_rate):
+        return ""
+    by_rate = by_rate.sort_values("lr")
+
+    def median_words(row) -> str:
+        return (f"the median layer {row.median_steps:.0f} steps" if np.isfinite(row.median_steps)
+                else f"the median layer more than {row.budget} steps")
+
+    parts = [f"at lr {row.lr:g}, {row.reached} of {row.layers} layers got there in every noise seed within "
+             f"{row.budget} steps, {median_words(row)}" for row in by_rate.itertuples()]
+    evaluations = ", ".join(map(str, by_rate["evaluations"].iloc[0]))
+    text = (f"Steps to recover by the criterion \"{by_rate['criterion'].iloc[0]}\" (a layer counted at its slowest "
+            f"seed; a run is seen to get there only at an evaluation, at steps {evaluations}): "
+            + "; ".join(parts) + ".")
+    if len(by_rate) < 2:
+        return text
+    low, high = by_rate.iloc[0], by_rate.iloc[-1]
+    if not np.isfinite(high["median_steps"]):
+        return text + (f" Even at lr {high['lr']:g} half the layers or more do not get there: the rate does not "
+                       "make the median layer's steps a measured number.")
+    if not np.isfinite(low["median_steps"]):
+        fold, bound = low["budget"] / high["median_steps"], "more than "
+    else:
+        fold, bound = low["median_steps"] / high["median_steps"], ""
+    moved = (f" From lr {low['lr']:g} to lr {high['lr']:g} ({high['lr'] / low['lr']:g} times the rate) the median "
+             f"layer needs {bound}{fold:.1f} times fewer steps")
+    spread = [f"{r.fastest:.0f}-{r.slowest:.0f} steps at lr {r.lr:g}" for r in by_rate.itertuples()
+              if r.reached >= 2]
+    moved += (f", while the layers that got there at one rate span {', '.join(spread)}" if spread else "")
+    between_layers = max((r.slowest / r.fastest for r in by_rate.itertuples() if r.reached >= 2), default=1.0)
+    if fold >= max(2.0, between_layers):
+        return text + moved + (": how many steps a layer takes to recover is set by the optimiser as much as by "
+                               "the layer, so a budget given without its learning rate, like the paper's 200 steps, "
+                               "says little about a layer.")
+    if fold >= 2:
+        return text + moved + (": a budget needs its learning rate, but the layers differ more at one rate than "
+                               "the rate moves the median layer over this grid.")
+    return text + moved + ": the rate moves it less than two-fold over this grid."
+
+
 def power_correlations(steps: pd.DataFrame, importance: pd.DataFrame, n_boot: int = 2000, seed: int = 0,
                        min_layers: int = 4) -> pd.DataFrame:
     """Per learning rate, chapter 6's rank correlations of recovery with importance (``rank_correlations``: steps

@@ -36,6 +36,8 @@ from anatomy_lib.recovery.power import (
     power_table,
     power_tables,
     power_view,
+    rate_sentence,
+    rate_steps,
     run_power,
     steps_cell,
     truncated,
@@ -189,6 +191,11 @@ def test_the_claims_are_read_at_every_rate_and_at_an_earlier_budget(tiny_blocks,
     assert (steps["seeds"] == DESIGN.seeds).all() and (steps["reached"] <= steps["seeds"]).all()
     assert (steps["median_steps"].isna() == (steps["reached"] == 0)).all()
     assert (steps["recovered"] == steps["steps_to_recover"].notna()).all()
+    by_rate = rate_steps(steps, kept)  # each complete rate, read at the evaluations its runs have
+    assert list(by_rate["lr"]) == [1e-3, 3e-3] and (by_rate["layers"] == 2).all()
+    assert list(by_rate["evaluations"].iloc[0]) == sorted(int(s) for s in kept[1e-3]["curves"]["step"].unique() if s)
+    assert rate_steps(steps, {**kept, 3e-3: {**kept[3e-3], "missing": 1}})["lr"].tolist() == [1e-3]
+    assert rate_sentence(by_rate).startswith('Steps to recover by the criterion "50% undone vs sham"')
     rho = power_correlations(steps, importance, n_boot=200, min_layers=2)
     assert len(rho) == 4 * 2 and set(rho["lr"]) == {1e-3, 3e-3} and (rho["layers"] == 2).all()
     assert power_correlations(steps, importance, n_boot=200, min_layers=3).empty
@@ -228,6 +235,44 @@ def test_the_claims_are_read_at_every_rate_and_at_an_earlier_budget(tiny_blocks,
                                           "steps): On tiny")
     assert all(s.startswith("Powered sweep: ") for s in said[len(on_quick) + 1:])
     assert not any("fixed-noise protocol" in s for s in said[len(on_quick):])  # left out of its design on purpose
+
+
+def _steps(lr: float, pooled: list[float], budget: int = 400) -> pd.DataFrame:
+    """A ``power_steps`` table at one rate: a layer's pooled steps, NaN where a seed did not get there."""
+    return pd.DataFrame({"lr": lr, "layer": range(len(pooled)), "criterion": "50% undone vs sham",
+                         "recovered": [not np.isnan(p) for p in pooled], "steps_to_recover": pooled,
+                         "budget": budget})
+
+
+def _complete(*lrs: float) -> dict:
+    return {lr: {"missing": 0, "curves": pd.DataFrame({"step": [0, 10, 50, 100, 200, 300, 400]})} for lr in lrs}
+
+
+def test_the_rate_sentence_says_how_far_the_rate_moves_the_median_layer():
+    nan = np.nan
+    slow, fast = _steps(1e-4, [300.0, 400.0, nan, nan, nan]), _steps(1e-3, [50.0, 50.0, 100.0, 200.0, nan])
+    by_rate = rate_steps(pd.concat([slow, fast]), _complete(1e-4, 1e-3))
+    assert np.isnan(by_rate["median_steps"].iloc[0]) and by_rate["median_steps"].iloc[1] == 100.0
+    assert list(by_rate["reached"]) == [2, 4] and list(by_rate["fastest"]) == [300.0, 50.0]
+    said = rate_sentence(by_rate)
+    # the slow rate's median layer is past its budget: the fold is a lower bound
+    assert "the median layer more than 400 steps" in said and "more than 4.0 times fewer steps" in said
+    assert "at steps 10, 50, 100, 200, 300, 400" in said and "set by the optimiser as much as by the layer" in said
+    assert "300-400 steps at lr 0.0001, 50-200 steps at lr 0.001" in said
+    # both medians measured and close: no claim that the rate sets the steps
+    both = _complete(1e-4, 1e-3)
+    close = rate_sentence(rate_steps(pd.concat([_steps(1e-4, [100.0, 150.0, 300.0]),
+                                                _steps(1e-3, [100.0, 100.0, 200.0])]), both))
+    assert "needs 1.5 times fewer" in close and "less than two-fold" in close and "optimiser" not in close
+    # the rate moves the median layer two-fold, the layers at one rate differ ten-fold: the layers are the larger part
+    layers_apart = rate_sentence(rate_steps(pd.concat([_steps(1e-4, [30.0, 200.0, 300.0]),
+                                                       _steps(1e-3, [10.0, 100.0, 100.0])]), both))
+    assert "needs 2.0 times fewer" in layers_apart and "the layers differ more at one rate" in layers_apart
+    # the fast rate leaves the median layer past its budget: no fold at all
+    stuck = rate_sentence(rate_steps(pd.concat([slow, _steps(1e-3, [50.0, nan, nan])]), _complete(1e-4, 1e-3)))
+    assert "does not make the median layer's steps a measured number" in stuck and "times fewer" not in stuck
+    # a rate still running is left out; none complete, nothing said
+    assert rate_steps(fast, {1e-3: {"missing": 2}}).empty and rate_sentence(rate_steps(fast, {})) == ""
 
 
 def test_a_steps_cell_says_how_many_seeds_got_there():
