@@ -47,6 +47,7 @@ from .models import Shape, parameter_counts
 from .trainer import train
 
 FRONTIER_ARMS = ("gstack", "developmental", "random_source", "midas")
+FRONTIER_COMMAND = "python -m anatomy_lib growth-frontier"  # runs the sweep apart from the chapter (CPU-hours)
 SECOND_WIDTH = 32  # the scale check: the same design at a second width (``FrontierParams.at_width``)
 
 
@@ -406,8 +407,14 @@ def frontier(params: FrontierParams | None = None, profile: str = "quick", recom
         assert tables is not None
         return tables
 
-    tables, _ = load_or_compute(params.DIAGNOSTIC, request(params), run, device="cpu", recompute=recompute)
+    tables, _ = load_or_compute(params.DIAGNOSTIC, request(params), run, device="cpu", recompute=recompute,
+                                work_s=training_seconds, computed_by=FRONTIER_COMMAND)
     return tables
+
+
+def training_seconds(tables: dict[str, pd.DataFrame]) -> float:
+    """The sweep's own time: every job's training, summed (each job kept as it finished, most in earlier calls)."""
+    return float(tables["finals"]["wall_s"].sum())
 
 
 def finished_jobs(params: FrontierParams) -> pd.DataFrame:

@@ -31,9 +31,6 @@ PARAMS_OF = {cls.DIAGNOSTIC: cls for chapter in CHAPTERS for cls in chapter.stor
     cls.DIAGNOSTIC: cls for cls in OWN_PACKAGES}
 CHAPTER_OF = {cls.DIAGNOSTIC: chapter.number for chapter in CHAPTERS for cls in chapter.stored} | {
     cls.DIAGNOSTIC: number for cls, number in OWN_PACKAGES.items()}
-# results assembled from jobs stored one by one: the manifest's wall time is the assembly's, not the training's, so
-# the recomputation table leaves them out (chapter 7 states the frontier's CPU-hours itself)
-ASSEMBLED = (FrontierParams.DIAGNOSTIC,)
 GPUS = ("Colab T4", "A100")  # the free Colab GPU and a larger one (``core.gpu.FP32_TFLOPS``)
 
 
@@ -56,8 +53,8 @@ def chapter_times(cpu_gflops: float, runs: pd.DataFrame | None = None, profile: 
     from its chapter (its manifest names the command, ``computed_by``) is left out. ``cpu_gflops`` is
     the matmul peak of the CPU the measurements come from."""
     runs = chapter_runs() if runs is None else runs
-    runs = runs[(runs["profile"] == profile) & ~runs["diagnostic"].isin(ASSEMBLED)]
-    if "computed_by" in runs:  # a sweep run apart (chapter 6's powered sweep) is read by its chapter, not recomputed
+    runs = runs[runs["profile"] == profile]
+    if "computed_by" in runs:  # a sweep run apart (chapter 6's powered sweep, chapter 7's frontier) is read, not rerun
         runs = runs[runs["computed_by"].fillna("") == ""]
     if "specimen" not in runs:
         runs = runs.assign(specimen="")

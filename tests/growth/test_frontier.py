@@ -7,8 +7,18 @@ import numpy as np
 import pytest
 import torch
 
+from anatomy_lib.core.results import ResultStore
 from anatomy_lib.growth import bytes as byte_text
-from anatomy_lib.growth.frontier import SECOND_WIDTH, FrontierParams, _arm, frontier_data, run_frontier, run_job
+from anatomy_lib.growth.frontier import (
+    FRONTIER_COMMAND,
+    SECOND_WIDTH,
+    FrontierParams,
+    _arm,
+    frontier_data,
+    request,
+    run_frontier,
+    run_job,
+)
 from anatomy_lib.growth.trainer import train
 
 SMOKE = FrontierParams.for_profile("smoke")
@@ -91,6 +101,24 @@ def test_a_branch_is_the_fresh_run_of_its_budget_for_the_target_and_for_gstack(t
             curve, _, _ = train(_arm(SMOKE, arm, budget), SMOKE.config(arm, 3e-3, budget), data, 0)
             branch = finals[finals["multiple"] == multiple].iloc[0]
             assert curve.iloc[-1].val_loss == branch.final_val_loss and curve.iloc[-1].step == branch.steps
+
+
+def test_a_stored_frontier_records_its_jobs_training_time_and_its_command(tmp_path, monkeypatch):
+    """The sweep is assembled from jobs kept one by one (most trained in earlier calls): its manifest's time is the
+    jobs' training, summed, not the assembly's, and it names the command that runs it apart from the chapter."""
+    import importlib
+
+    import pandas as pd
+
+    frontier_module = importlib.import_module("anatomy_lib.growth.frontier")  # not the package's function of that name
+    monkeypatch.setenv("ANATOMY_DATA", str(tmp_path))
+    kept = {"finals": pd.DataFrame({"arm": ["depth4", "gstack"], "wall_s": [1200.5, 3400.25]}),
+            "curves": pd.DataFrame({"step": [0, 1]}), "baselines": pd.DataFrame({"model": ["bigram"]}),
+            "design": pd.DataFrame({"key": ["width"]})}
+    monkeypatch.setattr(frontier_module, "run_frontier", lambda *args, **kwargs: kept)  # the kept jobs, assembled
+    frontier_module.frontier(SMOKE, progress=False)
+    manifest = ResultStore().load(SMOKE.DIAGNOSTIC, request(SMOKE))[1]
+    assert manifest["wall_time_s"] == pytest.approx(4600.75) and manifest["computed_by"] == FRONTIER_COMMAND
 
 
 @pytest.mark.slow  # every arm of the smoke sweep: two to five minutes; the shared-sweep test below runs one arm
