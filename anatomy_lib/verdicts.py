@@ -11,6 +11,8 @@ from .core.display import style_claims, verdict_cell
 from .core.lab import NotStored
 from .core.rules import (
     MIXED,
+    NO_CONTROL,
+    NOT_HELD,
     NOT_REPRODUCED,
     PASSES_BUT_CONTROLLED,
     STANDINGS,
@@ -210,7 +212,8 @@ def book_table(table: pd.DataFrame):
         f"Verdict ({html.escape(usual)})": [
             verdict_of(v, "; ".join(x for x in (c, "" if w == usual else f"on {w}") if x))
             for v, c, w in zip(table["Verdict"], column("Checkpoint"), where)],
-        SURVIVES_COLUMN: [verdict_cell(s, "", "") if s else "-" for s in column("Survives")]})
+        SURVIVES_COLUMN: [verdict_cell(s, "", "") if s else html.escape(NOT_HELD if c else NO_CONTROL)
+                          for s, c in zip(column("Survives"), column("Control"))]})
     for name in other_specimens(table):  # a claims_by_specimen table: one more column per specimen
         shown[f"{name} ({GENERALITY})"] = [
             verdict_cell(row[f"{name}: verdict"], row[f"{name}: ours"], specimen_note(row, name, with_test=False))

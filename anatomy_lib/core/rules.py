@@ -104,6 +104,12 @@ CONTROL_RULE = {
     NOT_DISCRIMINATING: "the control, or every unit it is compared with, does the same: the measurement says "
                         "nothing about the claim's subject",
 }
+# what a claims table shows where no control's part is stated: a measurement that does not support the claim has
+# nothing for a control to explain; a claim that names no control has none to be held to
+NOT_HELD, NO_CONTROL = "not held", "no control"
+UNHELD_RULE = {NOT_HELD: "the measurement does not support the claim (not reproduced, inconclusive, not "
+                         "comparable), so there is nothing for its control to explain",
+               NO_CONTROL: "the book shows no control for this claim"}
 
 
 def _sign(x: float) -> int:
@@ -294,7 +300,8 @@ def rules_table() -> pd.DataFrame:
 
 def control_rules_table() -> pd.DataFrame:
     """The second part of a verdict in words: what each "survives its control" value means."""
-    return pd.DataFrame({"survives its control": list(CONTROL_RULE), "when": list(CONTROL_RULE.values())})
+    rules = {**CONTROL_RULE, **UNHELD_RULE}
+    return pd.DataFrame({"survives its control": list(rules), "when": list(rules.values())})
 
 
 @dataclass
@@ -348,7 +355,8 @@ def in_experiment(experiment: str, claims: list[Claim], kinds: dict[int, str] | 
 def claims_table(claims: list[Claim], beside: dict[str, list[Claim]] | None = None) -> pd.DataFrame:
     """One row per claim; the control columns only where some claim was held to a control (whether the verdict
     survives it right after the verdict, so the judgement reads together before the notes), the kind where one is
-    named, the experiment where the rows come from more than one. ``beside``: other evidence for the same claims
+    named, the experiment where the rows come from more than one; a row whose control's part is not stated says why
+    (``NOT_HELD``, ``NO_CONTROL``). ``beside``: other evidence for the same claims
     (column name -> its claims), each a column of the standing it gives a claim of the same name ("not stated"
     where it has none), after the verdict and its control."""
     table = pd.DataFrame([c.__dict__ for c in claims])
@@ -358,6 +366,9 @@ def claims_table(claims: list[Claim], beside: dict[str, list[Claim]] | None = No
         unused.append("experiment")
     table = table.drop(columns=unused)
     if "survives" in table:  # the judgement together (the verdict, then its control's part) before the notes
+        unheld = table["control"].astype(bool).map({True: NOT_HELD, False: NO_CONTROL}) if "control" in table \
+            else NO_CONTROL
+        table["survives"] = table["survives"].where(table["survives"].astype(bool), unheld)  # never a blank cell
         table.insert(list(table.columns).index("verdict") + 1, "survives", table.pop("survives"))
     after = list(table.columns).index("survives" if "survives" in table else "verdict")
     for position, (column, other) in enumerate((beside or {}).items(), start=after + 1):

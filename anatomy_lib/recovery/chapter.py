@@ -67,17 +67,18 @@ def evidence_sentence(tables: dict, params: RecoveryParams) -> str:
             "gives.")
 
 
-def chapter_findings(tables: dict, params: RecoveryParams | None = None, specimen_name: str = "the specimen"
-                     ) -> list[str]:
+def chapter_findings(tables: dict, params: RecoveryParams | None = None, specimen_name: str = "the specimen",
+                     paper_one_based: bool = False) -> list[str]:
     """``report.findings`` on the quick sweep (the figures and tables the chapter shows first) and, where the claims
     are judged on the powered sweep, the same findings on it, read at the paper's budget: the numbers the verdicts
     rest on are stated beside the quick sweep's, each sentence saying which sweep it reads."""
     params = params or RecoveryParams()
-    quick = findings(tables, params, specimen_name)
+    quick = findings(tables, params, specimen_name, paper_one_based=paper_one_based)
     evidence, used = verdict_evidence(tables, params)
     if evidence is tables:
         return quick
-    powered = findings(evidence, used, specimen_name, fixed_note=False)  # the design leaves it out on purpose
+    powered = findings(evidence, used, specimen_name, fixed_note=False,  # the design leaves it out on purpose
+                       paper_one_based=paper_one_based)
     return ([f"Quick sweep: {sentence}" for sentence in quick]
             + [f"Powered sweep (the verdicts' evidence: lr {used.lr:g}, read at the paper's {used.steps} steps): "
                f"{powered[0]}"] + [f"Powered sweep: {sentence}" for sentence in powered[1:]])
@@ -96,7 +97,26 @@ def chapter_claims(tables: dict, params: RecoveryParams, paper_one_based: bool =
     if evidence is tables:
         return claims
     seeds = _seed_range(_seeds(evidence))
-    return [replace(claim, note=f"{claim.note}; powered sweep, {seeds} per layer") for claim in claims]
+    fixed = fixed_noise_verdicts(tables, params, paper_one_based)
+    return [replace(claim, note=f"{claim.note}; powered sweep, {seeds} per layer"
+                    + (f"; the quick sweep at fixed noise (the paper's likely protocol), {fixed[claim.claim]}"
+                       if claim.claim in fixed else "")) for claim in claims]
+
+
+def fixed_noise_verdicts(tables: dict, params: RecoveryParams, paper_one_based: bool = False) -> dict[str, str]:
+    """Claim -> what the quick sweep's fixed-noise protocol gives it, each sigma's verdict and its control's part in
+    words ("sigma 0.25: reproduced, not discriminating against its control"): the powered sweep leaves that protocol
+    out of its design, so the claims judged on it carry the quick sweep's in their notes. Empty where the quick
+    sweep ran no fixed noise."""
+    runs = tables["runs"]
+    sigmas = sorted(runs.loc[(runs["protocol"] == "fixed") & (runs["kind"] == "damaged"), "sigma"].unique())
+    said: dict[str, list[str]] = {}
+    for sigma in sigmas:
+        for claim in paper_claims(tables, replace(params, damage="sigma", sigmas=(float(sigma),)), paper_one_based):
+            said.setdefault(claim.claim, []).append(
+                f"sigma {sigma:g}: {claim.verdict}" + (f", {claim.survives} against its control" if claim.survives
+                                                       else ""))
+    return {claim: "; ".join(parts) for claim, parts in said.items()}
 
 
 def quick_beside(tables: dict, params: RecoveryParams, paper_one_based: bool = False) -> dict[str, list[v.Claim]]:

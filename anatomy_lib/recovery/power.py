@@ -343,6 +343,37 @@ def power_table(kept: dict[float, dict], criterion: Criterion = MAIN_CRITERION, 
     return pd.DataFrame(rows)
 
 
+SIZEABLE_DRIFT = 0.5  # a sham drift of at least this share of the damage: the sham-corrected share reads the sham
+
+
+def drift_sentence(end: pd.DataFrame, kept: dict[float, dict]) -> str:
+    """The sham's own drift at the end of the budget at each complete rate (``power_table``'s rows), and where it
+    is a sizeable share of the damage (``SIZEABLE_DRIFT``), what the share undone against the sham then means.
+    "" until a rate is complete."""
+    rows = end[[not kept.get(lr, {}).get("missing", 1) for lr in end["lr"]]] if len(end) else end
+    if not len(rows):
+        return ""
+    rows = rows.assign(ratio=rows["sham_final_move_nll"].abs() / rows["initial_excess_nll"])
+    parts, sizeable = [], []
+    for lr, group in rows.groupby("lr"):
+        worst = group.loc[group["ratio"].idxmax()]
+        parts.append(f"at lr {lr:g}, {group['sham_final_move_nll'].min():+.3f} to "
+                     f"{group['sham_final_move_nll'].max():+.3f} nats (at most {worst['ratio']:.0%} of the damage, "
+                     f"L{int(worst['layer'])})")
+        big = group[group["ratio"] >= SIZEABLE_DRIFT]
+        if len(big):
+            sizeable.append(f"lr {lr:g}: " + ", ".join(f"L{int(layer)}" for layer in big["layer"]))
+    text = (f"The sham's own drift at the end of {int(rows['budget'].max())} steps (below zero: fine-tuning alone "
+            "improved the intact model on the evaluation text): " + "; ".join(parts) + ".")
+    if not sizeable:
+        return text + (f" It stays under {SIZEABLE_DRIFT:.0%} of the damage for every layer, so the share undone "
+                       "against the sham reads the layer more than its sham.")
+    return text + (f" Where it is {SIZEABLE_DRIFT:.0%} of the damage or more ({'; '.join(sizeable)}), the share "
+                   "undone against the sham measures how close the damaged run comes to its sham, which has itself "
+                   "moved that far from the intact model: it does not say the model is back where it started, so "
+                   "read those rows with the raw share beside them.")
+
+
 HALF = Criterion("sham", 0.5)  # a share every layer's curve reaches or nears within the budget (the 90% rule's
 # curves level off between about 45% and 85% of the damage undone, so steps to 90% are censored for every run)
 
@@ -489,6 +520,21 @@ def power_sensitivity(kept: dict[float, dict], importance: pd.DataFrame, paper_o
                 for c in paper_claims(tables, tables["params"], paper_one_based)]
 
     return v.sensitivity(claims_at, grid, "rate and budget", (book_lr, PAPER["budget_steps"]))
+
+
+def power_sensitivity_sentence(by_rate: pd.DataFrame, kept: dict[float, dict]) -> str:
+    """``power_sensitivity`` in words (``rules.sensitivity_sentence``), saying which rates it has tried where some
+    are still running: a standing kept "at every value tried" over one rate is not yet robustness across rates."""
+    running = [lr for lr, tables in kept.items() if tables["missing"]]
+    if not len(by_rate):
+        return "No learning rate of the powered sweep is complete yet: no verdict is read from it."
+    said = v.sensitivity_sentence(by_rate, {"rate and budget": "at"}, lambda _, x: rate_and_budget_label(x))
+    if not running:
+        return said
+    tried = sorted({lr for lr, _ in by_rate["value"]})
+    return (said + f" Only lr {', '.join(f'{lr:g}' for lr in tried)} {'is' if len(tried) == 1 else 'are'} complete"
+            f" (lr {', '.join(f'{lr:g}' for lr in sorted(running))} still running): the claims are not yet tried "
+            "across the learning-rate grid.")
 
 
 def rate_and_budget_label(value) -> str:

@@ -36,6 +36,11 @@ SHAM = "sham of the same layer"
 EXPERIMENT = "single layers damaged with noise, then fine-tuned"  # the one experiment behind chapter 6's rows
 
 
+def critical_layer(n_layers: int, paper_one_based: bool = False) -> int:
+    """The paper's L11, at the same relative depth of a specimen of ``n_layers`` (itself on the paper's 30)."""
+    return PaperLayers((PAPER["critical_layer"] - (1 if paper_one_based else 0),)).at_depth(n_layers)[0]
+
+
 def main_protocol(params: RecoveryParams) -> str:
     return "matched" if params.damage == "matched" else "fixed"
 
@@ -84,9 +89,7 @@ def paper_claims(tables: dict[str, pd.DataFrame], params: RecoveryParams | None 
     sigma = None if protocol == "matched" else float(params.sigmas[0])
     others = [(p, s) for p, s in _protocols(main) if (p, s) != (protocol, sigma)]
     budget = int(main["budget"].iloc[0])
-    # the paper's L11, at the same relative depth of the specimen (itself on the paper's 30 layers)
-    critical = PaperLayers((PAPER["critical_layer"] - (1 if paper_one_based else 0),)).at_depth(
-        len(importance_table))[0]
+    critical = critical_layer(len(importance_table), paper_one_based)
     claims = []
 
     def elsewhere(verdict_of) -> str:
@@ -106,6 +109,7 @@ def paper_claims(tables: dict[str, pd.DataFrame], params: RecoveryParams | None 
             "steps to recover per noise seed: " + ", ".join(steps_label(r) for r in raw_seeds.itertuples())
             + "; share undone at the end " + _shares(raw_seeds),
             v.share(never_raw, len(raw_seeds)),
+            f"L{critical} is {_class_words(classes.get(critical))} in chapter 2's map of this specimen; "
             f"{never_raw} of {len(raw_seeds)} seeds did not recover ({raw_label(criterion)}); against the sham: "
             + ", ".join(steps_label(r) for r in seeds.itertuples()) + f", share undone {_shares(seeds)}"
             + _distinctive(_layers(main, protocol, sigma), critical)
@@ -157,7 +161,8 @@ def paper_claims(tables: dict[str, pd.DataFrame], params: RecoveryParams | None 
         + (f"; over {int(raw_plain.layers)} layers, fewer than the {MIN_LAYERS_FOR_INTERVAL} a bootstrap over "
            "layers needs to settle a sign: inconclusive whatever its intervals" if raw_plain.layers <
            MIN_LAYERS_FOR_INTERVAL else f"; over {int(raw_plain.layers)} layers, "
-           f"{v.power_text(raw_plain.ci_low, raw_plain.ci_high, '{:.2f}', bound=1.0)}"
+           f"{v.power_text(raw_plain.ci_low, raw_plain.ci_high, '{:.2f}', bound=1.0)}; the interval is over "
+           "layers, so more noise seeds cannot narrow it, only more layers can (the paper profile runs every one)"
            if raw_plain.ci_low <= 0 <= raw_plain.ci_high else "")
         + (f"; {elsewhere(lambda p, s: correlation_verdict(raw, p, s))}" if others else ""), "comparison",
         [v.ControlCheck(SHAM, correlation_verdict(main, protocol, sigma),
@@ -174,6 +179,11 @@ def criterion_sensitivity(tables: dict[str, pd.DataFrame], params: RecoveryParam
     re-judged, nothing is retrained."""
     return v.sensitivity(lambda c: paper_claims(tables, params, paper_one_based, c), criteria, "criterion",
                          MAIN_CRITERION)
+
+
+def _class_words(cls) -> str:
+    """A layer's class in chapter 2's map, as a clause ("classed 'undetermined'")."""
+    return f"classed '{cls}'" if isinstance(cls, str) and cls else "not classed"
 
 
 def _shares(runs: pd.DataFrame) -> str:
@@ -229,11 +239,51 @@ def _drift_credited(main: pd.DataFrame, raw: pd.DataFrame, shams: pd.DataFrame, 
     return out
 
 
+def _fixed_contrast(raw: pd.DataFrame, critical: int, target_nats: float) -> list[str]:
+    """Per fixed-noise protocol, the paper's contrast as its protocol would show it (raw, one noise level for every
+    layer) beside how far each layer starts: one sigma damages layers unequally, so a layer that starts further
+    away has further to come back whatever its role."""
+    out = []
+    for p, s in _protocols(raw):
+        if p != "fixed":
+            continue
+        layers = _layers(raw, p, s)
+        if critical not in set(layers["layer"]) or len(layers) < 2:
+            continue
+        damage = layers.set_index("layer")["initial_excess_nll"]
+        others = layers[layers["layer"] != critical]
+        rank = int((damage > damage[critical]).sum()) + 1
+        place = "the largest" if rank == 1 else f"the {_ordinal(rank)} largest"
+        recovered = bool(layers.loc[layers["layer"] == critical, "recovered"].iloc[0])
+        back = int(others["recovered"].sum())
+        if not recovered and back:
+            judged = (f"Judged raw, as the paper would, L{critical} does not recover within the budget while {back} "
+                      f"of the {len(others)} others do: at one noise level that contrast mixes the layer with how "
+                      "far it starts, which the matched protocol removes.")
+        elif not recovered:
+            judged = (f"Judged raw, as the paper would, neither L{critical} nor any of the {len(others)} others "
+                      "recovers within the budget: at this noise level there is no contrast to explain.")
+        else:
+            judged = (f"Judged raw, as the paper would, L{critical} recovers within the budget, as {back} of the "
+                      f"{len(others)} others do.")
+        out.append(f"{protocol_label(p, s or 0, target_nats)}: one noise level damages the layers unequally: "
+                   f"L{critical} starts from {damage[critical]:.2f} nats, {place} of the {len(layers)} layers run "
+                   f"(the others {others['initial_excess_nll'].min():.2f}-{others['initial_excess_nll'].max():.2f}). "
+                   + judged)
+    return out
+
+
+def _ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
 def findings(tables: dict[str, pd.DataFrame], params: RecoveryParams | None = None,
-             specimen_name: str = "the specimen", fixed_note: bool = True) -> list[str]:
+             specimen_name: str = "the specimen", fixed_note: bool = True, paper_one_based: bool = False
+             ) -> list[str]:
     """What the stored runs say, in sentences whose every number comes from the tables (``tables["importance"]``:
     chapter 2's classified table). ``fixed_note``: say so where the fixed-noise protocol was not run (False for a
-    design that leaves it out on purpose, as the powered sweep does)."""
+    design that leaves it out on purpose, as the powered sweep does). ``paper_one_based``: which layer is the
+    paper's L11 (``critical_layer``)."""
     params = params or RecoveryParams()
     importance_table = tables["importance"]
     runs = tables["runs"]
@@ -269,21 +319,28 @@ def findings(tables: dict[str, pd.DataFrame], params: RecoveryParams | None = No
                    "tables: its verdicts are not shown on this page (parameters with `sigmas=(0.25, 1.0)` run it "
                    "beside the matched sweep).")
     shams = sham_drift(runs, tables["curves"])
+    raw = judged_runs(tables, RAW)
     if not shams.empty:
         improved = shams[shams["final_move_nll"] < 0]
         # what the sham means depends on its sign: fine-tuning can teach the intact model or disturb it
-        if len(improved) * 2 > len(shams):
+        if len(improved) == len(shams):
             meaning = ("without the sham, part of every \"recovery\" is the speeches teaching the intact model, "
                        "and raw recovery looks faster than it is")
+        elif len(improved) * 2 > len(shams):
+            meaning = (f"without the sham, part of the \"recovery\" of the {len(improved)} layers whose sham "
+                       "improved is the speeches teaching the intact model (raw recovery looks faster than it is "
+                       "there, slower where the sham got worse)")
         elif improved.empty:
             meaning = ("fine-tuning alone makes the intact model worse on these blocks, so raw recovery looks slower "
                        "than the damage's own repair; the sham-corrected verdict removes that drift")
         else:
             meaning = "the drift has no common sign, so only the sham of the same layer corrects a run"
         out.append(f"Fine-tuning alone (the sham of each layer, no noise) moved the NLL by "
-                   f"{shams['final_move_nll'].min():+.3f} to {shams['final_move_nll'].max():+.3f} nats by the end "
+                   f"{shams['final_move_nll'].min():+.3f} to {shams['final_move_nll'].max():+.3f} nats by step "
+                   f"{budget} "
                    f"({len(improved)} of {len(shams)} improved): {meaning}.")
-        out += _drift_credited(main, judged_runs(tables, RAW), shams, params.target_nats)
+        out += _drift_credited(main, raw, shams, params.target_nats)
+    out += _fixed_contrast(raw, critical_layer(len(importance_table), paper_one_based), params.target_nats)
     correlations = rank_correlations(layers, importance_table).set_index(["recovery measure", "correlation"])
     for measure in ("steps to recover", "area under excess NLL"):
         r = correlations.loc[(measure, "Spearman")]

@@ -90,7 +90,7 @@ def test_weakest_and_rules_table():
     assert v.weakest(R, P) == P and v.weakest(R, N, P) == N and v.weakest(R, C) == C and v.weakest(N, I) == I
     table = v.rules_table()
     assert set(table["rule"]) == set(v.RULES) and list(table.columns[1:]) == list(v.VERDICTS)
-    assert list(v.control_rules_table()["survives its control"]) == list(v.SURVIVES)
+    assert list(v.control_rules_table()["survives its control"]) == [*v.SURVIVES, v.NOT_HELD, v.NO_CONTROL]
 
 
 def test_detectable_difference_at_80_percent_power():
@@ -127,6 +127,11 @@ def test_other_evidence_for_the_same_claims_stands_beside_them():
     assert list(table.columns) == ["Claim", "Paper", "Ours", "Verdict", v.SURVIVES_COLUMN, "Elsewhere", "Note",
                                    "Rule", "Kind"]
     assert list(table["Elsewhere"]) == ["supported", "not stated"]  # by the claim's name; none: said so
+    assert list(table[v.SURVIVES_COLUMN]) == ["no", v.NO_CONTROL]  # never a blank cell
+    # a measurement that does not support its claim is not held to the control it names: the cell says so
+    unheld = v.Claim.held_to("z", "1", "5", N, "", "number", [v.ControlCheck("sham", R, "the sham does it too")])
+    assert unheld.survives == "" and unheld.control == "sham"
+    assert list(v.claims_table([held[0], unheld])[v.SURVIVES_COLUMN]) == ["no", v.NOT_HELD]
     html = display.show_claims(held, {"Elsewhere": other}).to_html()
     assert 'data-label="Elsewhere"' in html and html.count("background-color: #d9f0d3") >= 1
 
@@ -145,6 +150,9 @@ def test_claims_tables_render_for_a_page():
     page = verdicts.book_table(book).to_html()
     assert page.count('data-label="Verdict (s, quick)"') == 2 and page.count("<td ") == page.count("data-label=")
     assert "Specimen, profile" not in page  # one specimen and profile: said once, in the verdict's header
+    # a row whose control's part is not stated says why, as a chapter's claims table does
+    held = book.assign(Control=["", "the sham"], Survives="")
+    assert list(verdicts.book_table(held).styler.data[v.SURVIVES_COLUMN]) == [v.NO_CONTROL, v.NOT_HELD]
     mixed = verdicts.book_table(book.assign(specimen=["s", "t"])).to_html()
     assert "on t, quick" in mixed and "Specimen, profile" not in mixed
     assert html.count('data-label="Note"') == 2

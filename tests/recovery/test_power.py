@@ -27,11 +27,13 @@ from anatomy_lib.recovery.power import (
     REDUCED_DESIGNS,
     PowerDesign,
     design_sentence,
+    drift_sentence,
     power_correlations,
     power_design,
     power_kept,
     power_progress,
     power_sensitivity,
+    power_sensitivity_sentence,
     power_steps,
     power_table,
     power_tables,
@@ -185,6 +187,12 @@ def test_the_claims_are_read_at_every_rate_and_at_an_earlier_budget(tiny_blocks,
     assert not grid["claim"].str.contains(r"within \d+ steps").any()
     running = {lr: {**tables, "missing": 1} for lr, tables in kept.items()}
     assert power_sensitivity(running, importance).empty  # a rate not complete is left out
+    assert power_sensitivity_sentence(power_sensitivity(running, importance), running).startswith("No learning rate")
+    assert "still running" not in power_sensitivity_sentence(grid, kept)
+    one_done = {**kept, 3e-3: {**kept[3e-3], "missing": 1}}
+    said = power_sensitivity_sentence(power_sensitivity(one_done, importance, budgets=(2,)), one_done)
+    assert said.endswith("Only lr 0.001 is complete (lr 0.003 still running): the claims are not yet tried across "
+                         "the learning-rate grid.")
     # steps to a lower share, per rate and layer, and recovery against importance over the layers kept
     steps = power_steps(kept, n_boot=200)
     assert sorted(zip(steps["lr"], steps["layer"])) == [(1e-3, 1), (1e-3, 3), (3e-3, 1), (3e-3, 3)]
@@ -273,6 +281,19 @@ def test_the_rate_sentence_says_how_far_the_rate_moves_the_median_layer():
     assert "does not make the median layer's steps a measured number" in stuck and "times fewer" not in stuck
     # a rate still running is left out; none complete, nothing said
     assert rate_steps(fast, {1e-3: {"missing": 2}}).empty and rate_sentence(rate_steps(fast, {})) == ""
+
+
+def test_the_drift_sentence_says_where_the_sham_reads_as_much_as_the_layer():
+    end = pd.DataFrame({"lr": [1e-4, 1e-4, 1e-3, 1e-3], "layer": [11, 29, 11, 29], "budget": 400,
+                        "initial_excess_nll": [0.3, 0.3, 0.3, 0.3], "sham_final_move_nll": [-0.06, -0.01, 0.02, 0.24]})
+    both = {1e-4: {"missing": 0}, 1e-3: {"missing": 0}}
+    said = drift_sentence(end, both)
+    assert "at lr 0.0001, -0.060 to -0.010 nats (at most 20% of the damage, L11)" in said
+    assert "at lr 0.001, +0.020 to +0.240 nats (at most 80% of the damage, L29)" in said
+    assert "(lr 0.001: L29)" in said and "raw share beside them" in said
+    calm = drift_sentence(end, {1e-4: {"missing": 0}, 1e-3: {"missing": 3}})  # a rate still running: left out
+    assert "lr 0.001" not in calm and "stays under 50% of the damage" in calm
+    assert drift_sentence(end, {}) == "" and drift_sentence(end.iloc[:0], both) == ""
 
 
 def test_a_steps_cell_says_how_many_seeds_got_there():

@@ -307,6 +307,14 @@ def test_recovery_is_judged_against_the_sham_under_both_protocols(tiny_blocks):
     assert claims and all(c.control == "sham of the same layer" for c in claims)
     said = findings({**tables, "importance": importance}, params, "tiny")
     assert said and not any("nan" in sentence for sentence in said)
+    # what the fixed-noise protocol gives each claim (the powered sweep's notes carry it): every sigma, in words
+    from anatomy_lib.recovery.chapter import fixed_noise_verdicts
+
+    fixed = fixed_noise_verdicts({**tables, "importance": importance}, params)
+    assert set(fixed) == {c.claim for c in claims}
+    assert all(text.startswith("sigma 0.25: ") and "; sigma 1: " in text for text in fixed.values())
+    assert fixed_noise_verdicts({**tables, "runs": tables["runs"].query("protocol != 'fixed'"),
+                                 "importance": importance}, params) == {}
     from anatomy_lib.recovery import criterion_sensitivity
 
     grid = criterion_sensitivity({**tables, "importance": importance}, params)
@@ -323,6 +331,32 @@ def test_a_critical_layer_that_fails_with_every_other_layer_is_not_distinctive()
     layers["recovered"] = [True, False, False]
     assert _distinctive(layers, 11) == "; 1 of 2 other layers did not recover either"
     assert _distinctive(layers[layers["layer"] == 11], 11) == ""
+
+
+def _judged(protocol: str, sigma: float, damage: dict[int, float], recovered: set[int]) -> pd.DataFrame:
+    """A ``judged_runs`` table of one seed per layer: each layer's initial damage and whether it recovered."""
+    return pd.DataFrame([{"layer": layer, "protocol": protocol, "sigma": sigma, "noise_seed": 0,
+                          "initial_excess_nll": nats, "recovered": layer in recovered,
+                          "steps_to_recover": 50.0 if layer in recovered else np.nan, "budget": 200,
+                          "recovered_fraction": 0.5, "fraction_low": 0.4, "fraction_high": 0.6,
+                          "area_excess_nll": 1.0, "normalized_area": 0.1} for layer, nats in damage.items()])
+
+
+def test_at_one_noise_level_the_critical_layers_contrast_is_set_beside_how_far_it_starts():
+    from anatomy_lib.recovery.report import _fixed_contrast
+
+    damage = {1: 0.05, 8: 0.08, 11: 0.41, 29: 0.38}
+    raw = pd.concat([_judged("matched", 0.5, dict.fromkeys(damage, 0.3), set()),
+                     _judged("fixed", 0.25, damage, {1, 8}), _judged("fixed", 1.0, damage, set())])
+    contrast, none = _fixed_contrast(raw, 11, 0.3)  # one sentence per fixed sigma; none for the matched protocol
+    assert contrast.startswith("fixed sigma 0.25: one noise level damages the layers unequally: L11 starts from "
+                               "0.41 nats, the largest of the 4 layers run (the others 0.05-0.38)")
+    assert "L11 does not recover within the budget while 2 of the 3 others do" in contrast
+    assert "mixes the layer with how far it starts" in contrast
+    assert "neither L11 nor any of the 3 others recovers" in none and "no contrast" in none
+    second = _fixed_contrast(_judged("fixed", 0.25, {**damage, 29: 0.5}, {11}), 11, 0.3)[0]
+    assert "the 2nd largest" in second and "L11 recovers within the budget, as 0 of the 3 others do" in second
+    assert _fixed_contrast(_judged("fixed", 0.25, {1: 0.1, 8: 0.2}, set()), 11, 0.3) == []  # L11 not run
 
 
 def test_a_sweep_resumes_from_its_finished_runs(tiny, tiny_blocks, tmp_path):
