@@ -296,7 +296,11 @@ def findings(tables: dict[str, pd.DataFrame], params: RecoveryParams | None = No
     low, high = damaged["initial_excess_nll"].min(), damaged["initial_excess_nll"].max()
     out = [f"On {specimen_name}, {len(layers)} layers were damaged ({len(damaged)} runs of the "
            f"{protocol_label(protocol, sigma or 0, params.target_nats)} protocol with their noise seeds) to an "
-           f"initial NLL increase of {low:.2f}-{high:.2f} nats and fine-tuned for {budget} steps; recovered "
+           f"initial NLL increase of {low:.2f}-{high:.2f} nats and fine-tuned for {budget} steps of "
+           f"{params.batch_size} x {params.train_len} tokens ({budget * params.batch_size * params.train_len:,} "
+           f"training tokens at lr {params.lr:g}, training "
+           f"{'the damaged layer alone' if params.trainable == 'layer' else 'the damaged layer and those above'})"
+           "; recovered "
            f"means {MAIN_CRITERION.label} (the lower end of the paired interval over blocks)."]
     for p, s in _protocols(main):
         mine = _layers(main, p, s)
