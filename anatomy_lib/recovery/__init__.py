@@ -57,6 +57,7 @@ from .power import (
     design_sentence,
     drift_sentence,
     power_correlations,
+    power_curves,
     power_design,
     power_kept,
     power_progress,
@@ -73,7 +74,7 @@ from .power import (
     steps_cell,
     truncated,
 )
-from .report import PAPER, criterion_sensitivity, findings, main_protocol, paper_claims, show_table
+from .report import PAPER, criterion_sensitivity, critical_layer, findings, main_protocol, paper_claims, show_table
 from .sweep import (
     RecoveryContext,
     compute,
@@ -103,6 +104,6 @@ CHAPTER = Chapter(6, "06_recovery", "Recovery", Params, chapter_compute, chapter
 
 # figures and explorers load matplotlib and ipywidgets: imported on first use (core.lazy)
 __getattr__, __dir__ = lazy_exports(__name__, {
-    "figures": ("recovery_curves_figure", "recovery_vs_importance_figure"),
+    "figures": ("power_curves_figure", "recovery_curves_figure", "recovery_vs_importance_figure"),
     "explorers": ("recovery_explorer", "static_recovery_explorer", "static_explorers_by_specimen"),
 })

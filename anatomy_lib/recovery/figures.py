@@ -7,6 +7,9 @@ from matplotlib.lines import Line2D
 from ..core.style import COLUMN, PAPER_STYLE, finish_figure, label_points, legend_below, use_book_style
 from ..importance.figures import class_colours
 from .analysis import at_sigma
+from .power import HALF
+
+HALF_SHARE = HALF.share  # the share the powered sweep's steps table counts steps to
 
 
 def recovery_curves_figure(curves, classes: dict, tolerance: float | None = None, specimen_name: str | None = None,
@@ -108,3 +111,47 @@ def recovery_vs_importance_figure(layers, importance_table, budget: int, specime
                for c in dict.fromkeys(merged["anatomy"])]
     legend_below(right, "", ncol=1, handles=handles)
     return finish_figure(fig, "Does recovery follow importance?", specimen_name)
+
+
+def power_curves_figure(curves, classes: dict, critical: int, budget: int, criterion_share: float,
+                        specimen_name: str | None = None):
+    """The powered sweep's recovery, one panel per learning rate (shared axes): the share of the damage undone
+    against the sham (``power.power_curves``: the mean over a layer's noise seeds) at every evaluation, one line
+    per layer in its chapter-2 class's colour, the paper's critical layer in black; the paper's budget and the
+    chapter's criterion marked. A rate still running says so in its title."""
+    use_book_style()
+    rates = sorted(curves["lr"].unique())
+    fig, axes = plt.subplots(1, len(rates), figsize=(COLUMN, 3.6), sharex=True, sharey=True, squeeze=False)
+    colours = class_colours()
+    for ax, lr in zip(axes[0], rates):
+        mine = curves[curves["lr"] == lr]
+        for layer, run in mine.groupby("layer"):
+            if layer == critical:
+                continue
+            ax.plot(run["step"], run["undone"], color=colours.get(classes.get(layer, ""), "grey"), linewidth=1.2,
+                    alpha=0.85)
+        run = mine[mine["layer"] == critical]
+        if len(run):
+            ax.plot(run["step"], run["undone"], color="black", linewidth=2.4, zorder=4)
+        ax.axvline(budget, **PAPER_STYLE)
+        ax.axhline(criterion_share, color="0.35", linestyle=":", linewidth=1.2)
+        ax.axhline(HALF_SHARE, color="0.55", linestyle="-.", linewidth=1.0)
+        ax.axhline(0, color="black", linewidth=0.6)
+        ax.set_title(f"lr {lr:g}" + ("" if bool(mine["complete"].all()) else "\n(still running)"), fontsize=11)
+        ax.set_xlabel("step")
+    axes[0, 0].set_ylabel("share of the damage undone\nagainst the sham (mean over seeds)")
+    axes[0, 0].yaxis.set_major_formatter(plt.FuncFormatter(lambda y, _: f"{y:.0%}"))
+    shown = [c for c in dict.fromkeys(classes.get(int(layer), "") for layer in curves["layer"].unique()
+                                      if int(layer) != critical) if c]
+    handles = [Line2D([], [], color=colours.get(c, "grey"), linewidth=1.5, label=c) for c in shown]
+    if (curves["layer"] == critical).any():  # named only where it is drawn
+        handles.append(Line2D([], [], color="black", linewidth=2.4, label=f"L{critical}, the paper's critical layer"))
+    handles += [Line2D([], [], **PAPER_STYLE, label=f"the paper's budget ({budget} steps)"),
+                Line2D([], [], color="0.35", linestyle=":", linewidth=1.2,
+                       label=f"the chapter's criterion ({criterion_share:.0%} undone)"),
+                Line2D([], [], color="0.55", linestyle="-.", linewidth=1.0,
+                       label=f"{HALF_SHARE:.0%} undone (the steps table)")]
+    fig.legend(handles=handles, ncol=2, frameon=False, loc="upper center", bbox_to_anchor=(0.5, 0.0)) \
+        .set_in_layout(False)
+    return finish_figure(fig, "The powered sweep: recovery at each learning rate\n(one line per layer, colour: "
+                         "its chapter-2 class)", specimen_name)

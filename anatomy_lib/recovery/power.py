@@ -343,6 +343,32 @@ def power_table(kept: dict[float, dict], criterion: Criterion = MAIN_CRITERION, 
     return pd.DataFrame(rows)
 
 
+def power_curves(kept: dict[float, dict]) -> pd.DataFrame:
+    """The share of the initial damage undone at every evaluation, per learning rate, layer and step: against the
+    sham of the same layer (the damaged run's excess over the sham's, at the same step) and against the intact
+    model (raw), each the mean over the noise seeds kept (``seeds``); ``complete``: the rate's sweep is. The
+    curves ``power_table`` reads at their last step, so a figure can show how each layer gets there."""
+    rows = []
+    for lr, tables in kept.items():
+        if "curves" not in tables or not len(tables["curves"]):
+            continue
+        curves = tables["curves"]
+        shams = curves[curves["kind"] == "sham"][["layer", "step", "excess_nll"]].rename(
+            columns={"excess_nll": "sham_excess"})
+        damaged = curves[curves["kind"] == "damaged"].merge(shams, on=["layer", "step"])  # only beside its sham
+        if not len(damaged):
+            continue
+        initial = damaged[damaged["step"] == 0].set_index(["layer", "noise_seed"])["excess_nll"]
+        start = initial.reindex(pd.MultiIndex.from_frame(damaged[["layer", "noise_seed"]])).to_numpy()
+        damaged = damaged.assign(undone=1 - (damaged["excess_nll"] - damaged["sham_excess"]) / start,
+                                 undone_raw=1 - damaged["excess_nll"] / start)
+        mean = damaged.groupby(["layer", "step"]).agg(undone=("undone", "mean"), undone_raw=("undone_raw", "mean"),
+                                                      seeds=("noise_seed", "nunique")).reset_index()
+        rows.append(mean.assign(lr=lr, complete=not tables["missing"]))
+    columns = ["lr", "layer", "step", "undone", "undone_raw", "seeds", "complete"]
+    return pd.concat(rows, ignore_index=True)[columns] if rows else pd.DataFrame(columns=columns)
+
+
 SIZEABLE_DRIFT = 0.5  # a sham drift of at least this share of the damage: the sham-corrected share reads the sham
 
 

@@ -29,6 +29,7 @@ from anatomy_lib.recovery.power import (
     design_sentence,
     drift_sentence,
     power_correlations,
+    power_curves,
     power_design,
     power_kept,
     power_progress,
@@ -119,7 +120,7 @@ def test_the_progress_names_the_seeds_kept_and_what_a_table_row_is():
 
 
 @pytest.mark.integration
-def test_a_powered_sweep_shares_the_damage_across_rates_resumes_and_is_read_part_way(tiny, tiny_blocks):
+def test_a_powered_sweep_shares_the_damage_across_rates_resumes_and_is_read_part_way(tiny, tiny_blocks, monkeypatch):
     lab, context = _context(tiny, tiny_blocks)
     before = state_hash(tiny.model)
     # two units, then stop: the chapter reads what is kept, and says how much is missing
@@ -160,6 +161,24 @@ def test_a_powered_sweep_shares_the_damage_across_rates_resumes_and_is_read_part
         assert manifest["computed_by"] == POWER_COMMAND  # run apart: a chapter's recomputation leaves it out
     table = power_table(kept, n_boot=200)
     assert set(table["lr"]) == {1e-3, 3e-3} and set(table["layer"]) == {1, 3} and (table["seeds"] == 2).all()
+    # the curves the figure draws end where the table reads them, against the sham and raw
+    curves = power_curves(kept)
+    assert curves["complete"].all() and (curves["seeds"] == 2).all()
+    last = curves[curves["step"] == DESIGN.steps].set_index(["lr", "layer"]).sort_index()
+    ends = table.set_index(["lr", "layer"]).sort_index()
+    assert np.allclose(last["undone"], ends["undone"], atol=1e-6)
+    assert np.allclose(last["undone_raw"], ends["undone_raw"])
+    assert (curves.loc[curves["step"] == 0, "undone"].abs() < 1e-9).all()  # nothing undone before training
+    from anatomy_lib.recovery.figures import power_curves_figure
+
+    monkeypatch.setenv("ANATOMY_STRICT_FIGURES", "1")  # a figure a reader could not read raises
+    fig = power_curves_figure(curves, {1: "connective tissue", 3: "output processor"}, 3, 4, 0.9, "tiny")
+    assert len([ax for ax in fig.axes if ax.get_visible()]) == 2  # one panel per rate
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert "L3, the paper's critical layer" in legend and "connective tissue" in legend
+    without = power_curves_figure(curves[curves["layer"] == 1], {1: "connective tissue"}, 3, 4, 0.9, "tiny")
+    assert not any("critical" in t.get_text() for t in without.legends[0].get_texts())  # named only where drawn
+    assert power_curves({1e-3: {"missing": 4}}).empty
     assert table["undone_low"].notna().all()  # two seeds: an interval over seeds
     # the raw share beside it (against the intact model), so a sham that drifts is seen
     raw = judged_runs(kept[1e-3], Criterion("baseline", 0.9), 200, 0).groupby("layer")["recovered_fraction"].mean()
