@@ -496,6 +496,12 @@ def rate_sentence(by_rate: pd.DataFrame) -> str:
         return text + moved + (": how many steps a layer takes to recover is set by the optimiser as much as by "
                                "the layer, so a budget given without its learning rate, like the paper's 200 steps, "
                                "says little about a layer.")
+    if bound:  # the lowest rate's median layer is past its budget: the fold is only a lower bound
+        return text + moved + (f", and the layers at one rate differ up to {between_layers:.0f}-fold: a budget needs "
+                               f"its learning rate, but whether the rate or the layer moves the steps more, this "
+                               f"budget cannot say (at lr {low['lr']:g} the median layer is past it)."
+                               if fold >= 2 else f": at lr {low['lr']:g} the median layer is past the budget, so how "
+                               "far the rate moves it is not measured.")
     if fold >= 2:
         return text + moved + (": a budget needs its learning rate, but the layers differ more at one rate than "
                                "the rate moves the median layer over this grid.")

@@ -286,6 +286,14 @@ def test_the_rate_sentence_says_how_far_the_rate_moves_the_median_layer():
     assert "the median layer more than 400 steps" in said and "more than 4.0 times fewer steps" in said
     assert "at steps 10, 50, 100, 200, 300, 400" in said and "set by the optimiser as much as by the layer" in said
     assert "300-400 steps at lr 0.0001, 50-200 steps at lr 0.001" in said
+    # a lower bound on the fold, under the spread between layers: which moves the steps more is not said
+    spread = rate_sentence(rate_steps(pd.concat([slow, _steps(1e-3, [50.0, 300.0, 100.0, 100.0, nan])]),
+                                      _complete(1e-4, 1e-3)))
+    assert "more than 4.0 times fewer steps" in spread and "differ up to 6-fold" in spread
+    assert "this budget cannot say" in spread and "layers differ more" not in spread
+    barely = rate_sentence(rate_steps(pd.concat([slow, _steps(1e-3, [300.0, 300.0, 300.0, nan, nan])]),
+                                      _complete(1e-4, 1e-3)))
+    assert "how far the rate moves it is not measured" in barely and "less than two-fold" not in barely
     # both medians measured and close: no claim that the rate sets the steps
     both = _complete(1e-4, 1e-3)
     close = rate_sentence(rate_steps(pd.concat([_steps(1e-4, [100.0, 150.0, 300.0]),
