@@ -54,6 +54,8 @@ from .power import (
     PowerDesign,
     block_power,
     block_power_sentence,
+    critical_place,
+    critical_sentence,
     design_sentence,
     drift_sentence,
     power_correlations,

@@ -343,30 +343,80 @@ def power_table(kept: dict[float, dict], criterion: Criterion = MAIN_CRITERION, 
     return pd.DataFrame(rows)
 
 
+def undone_by_seed(tables: dict) -> pd.DataFrame:
+    """One rate's damaged runs kept beside their sham, at every evaluation: the share of the initial damage undone
+    against the sham of the same layer (the damaged run's excess over the sham's, at the same step) and against the
+    intact model (raw), per layer, noise seed and step. Empty where no such pair is kept."""
+    curves = tables.get("curves")
+    if curves is None or not len(curves):
+        return pd.DataFrame(columns=["layer", "noise_seed", "step", "undone", "undone_raw"])
+    shams = curves[curves["kind"] == "sham"][["layer", "step", "excess_nll"]].rename(
+        columns={"excess_nll": "sham_excess"})
+    damaged = curves[curves["kind"] == "damaged"].merge(shams, on=["layer", "step"])  # only beside its sham
+    initial = damaged[damaged["step"] == 0].set_index(["layer", "noise_seed"])["excess_nll"]
+    start = initial.reindex(pd.MultiIndex.from_frame(damaged[["layer", "noise_seed"]])).to_numpy()
+    return damaged.assign(undone=1 - (damaged["excess_nll"] - damaged["sham_excess"]) / start,
+                          undone_raw=1 - damaged["excess_nll"] / start)[
+        ["layer", "noise_seed", "step", "undone", "undone_raw"]]
+
+
 def power_curves(kept: dict[float, dict]) -> pd.DataFrame:
-    """The share of the initial damage undone at every evaluation, per learning rate, layer and step: against the
-    sham of the same layer (the damaged run's excess over the sham's, at the same step) and against the intact
-    model (raw), each the mean over the noise seeds kept (``seeds``); ``complete``: the rate's sweep is. The
-    curves ``power_table`` reads at their last step, so a figure can show how each layer gets there."""
+    """``undone_by_seed`` per learning rate, the mean over the noise seeds kept (``seeds``) at every evaluation;
+    ``complete``: the rate's sweep is. The curves ``power_table`` reads at their last step, so a figure can show
+    how each layer gets there."""
     rows = []
     for lr, tables in kept.items():
-        if "curves" not in tables or not len(tables["curves"]):
+        runs = undone_by_seed(tables)
+        if not len(runs):
             continue
-        curves = tables["curves"]
-        shams = curves[curves["kind"] == "sham"][["layer", "step", "excess_nll"]].rename(
-            columns={"excess_nll": "sham_excess"})
-        damaged = curves[curves["kind"] == "damaged"].merge(shams, on=["layer", "step"])  # only beside its sham
-        if not len(damaged):
-            continue
-        initial = damaged[damaged["step"] == 0].set_index(["layer", "noise_seed"])["excess_nll"]
-        start = initial.reindex(pd.MultiIndex.from_frame(damaged[["layer", "noise_seed"]])).to_numpy()
-        damaged = damaged.assign(undone=1 - (damaged["excess_nll"] - damaged["sham_excess"]) / start,
-                                 undone_raw=1 - damaged["excess_nll"] / start)
-        mean = damaged.groupby(["layer", "step"]).agg(undone=("undone", "mean"), undone_raw=("undone_raw", "mean"),
-                                                      seeds=("noise_seed", "nunique")).reset_index()
+        mean = runs.groupby(["layer", "step"]).agg(undone=("undone", "mean"), undone_raw=("undone_raw", "mean"),
+                                                   seeds=("noise_seed", "nunique")).reset_index()
         rows.append(mean.assign(lr=lr, complete=not tables["missing"]))
     columns = ["lr", "layer", "step", "undone", "undone_raw", "seeds", "complete"]
     return pd.concat(rows, ignore_index=True)[columns] if rows else pd.DataFrame(columns=columns)
+
+
+def critical_place(kept: dict[float, dict], critical: int, step: int) -> pd.DataFrame:
+    """Where the paper's critical layer stands among the layers run, at each complete rate, by the share of the
+    damage undone against the sham at ``step`` (the paper's budget): its mean over noise seeds with a t-interval,
+    how many other layers have undone less on average (``behind``), and how many sit clearly below or above it
+    (their interval over seeds entirely under or over its own: ``clearly_behind``, ``clearly_ahead``). The paper's
+    claim makes it the slowest."""
+    rows = []
+    for lr, tables in kept.items():
+        if tables["missing"]:
+            continue
+        runs = undone_by_seed(tables)
+        at = runs[runs["step"] == step]
+        if critical not in set(at["layer"]):
+            continue
+        intervals = {int(layer): t_interval(group["undone"]) for layer, group in at.groupby("layer")}
+        mean, low, high = intervals.pop(critical)
+        rows.append({"lr": float(lr), "step": step, "undone": mean, "undone_low": low, "undone_high": high,
+                     "others": len(intervals), "behind": sum(m < mean for m, _, _ in intervals.values()),
+                     "clearly_behind": sum(h < low for _, _, h in intervals.values()),
+                     "clearly_ahead": sum(lo > high for _, lo, _ in intervals.values())})
+    return pd.DataFrame(rows)
+
+
+def critical_sentence(place: pd.DataFrame, critical: int) -> str:
+    """``critical_place`` in words, and what it says of the paper's claim that the critical layer recovers
+    slowest: "" until a rate is complete."""
+    if not len(place):
+        return ""
+    parts = [f"{r.undone:.0%} [{r.undone_low:.0%}, {r.undone_high:.0%}] at lr {r.lr:g}, ahead of {r.behind} of the "
+             f"{r.others} other layers ({r.clearly_behind} clearly; {r.clearly_ahead} clearly ahead of it)"
+             for r in place.itertuples()]
+    text = (f"At the paper's budget ({int(place['step'].iloc[0])} steps), L{critical} has undone, of its damage "
+            "against the sham (mean over noise seeds, t-interval; clearly: the two intervals over seeds do not "
+            "overlap): " + "; ".join(parts) + ".")
+    if (place["clearly_ahead"] == 0).all() and (2 * place["behind"] >= place["others"]).all():
+        return text + (f" At every rate L{critical} has undone as much as at least half the layers run here and "
+                       "no layer is clearly ahead of it: nothing sets it apart as the slowest, as the paper's claim "
+                       "would.")
+    if (place["clearly_behind"] == 0).all() and (2 * place["behind"] < place["others"]).all():
+        return text + f" At every rate L{critical} is among the slower layers, as the paper's claim would have it."
+    return text + f" L{critical}'s place among the layers changes with the rate."
 
 
 SIZEABLE_DRIFT = 0.5  # a sham drift of at least this share of the damage: the sham-corrected share reads the sham

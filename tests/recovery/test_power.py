@@ -26,6 +26,8 @@ from anatomy_lib.recovery.power import (
     POWER_COMMAND,
     REDUCED_DESIGNS,
     PowerDesign,
+    critical_place,
+    critical_sentence,
     design_sentence,
     drift_sentence,
     power_correlations,
@@ -321,6 +323,35 @@ def test_the_drift_sentence_says_where_the_sham_reads_as_much_as_the_layer():
     calm = drift_sentence(end, {1e-4: {"missing": 0}, 1e-3: {"missing": 3}})  # a rate still running: left out
     assert "lr 0.001" not in calm and "stays under 50% of the damage" in calm
     assert drift_sentence(end, {}) == "" and drift_sentence(end.iloc[:0], both) == ""
+
+
+def _pairs(excess_at_200: dict[int, list[float]], sham_at_200: float = -0.03) -> pd.DataFrame:
+    """A rate's curves: each layer's damaged runs (one per noise seed, 0.3 nats at step 0) and its sham."""
+    rows = []
+    for layer, ends in excess_at_200.items():
+        rows += [{"layer": layer, "kind": "sham", "noise_seed": 0, "step": step, "excess_nll": e}
+                 for step, e in ((0, 0.0), (200, sham_at_200))]
+        rows += [{"layer": layer, "kind": "damaged", "noise_seed": seed, "step": step, "excess_nll": e}
+                 for seed, end in enumerate(ends) for step, e in ((0, 0.3), (200, end))]
+    return pd.DataFrame(rows)
+
+
+def test_where_the_critical_layer_stands_among_the_layers_at_the_papers_budget():
+    # L11 undoes 90% against the sham (0.3 -> 0.0 against a sham at -0.03); L1 about 50%; L29 about 93%
+    fast = {11: [0.00, 0.00, 0.00], 1: [0.12, 0.11, 0.13], 29: [-0.01, -0.02, -0.005]}
+    kept = {1e-4: {"missing": 0, "curves": _pairs(fast)}, 1e-3: {"missing": 5, "curves": _pairs(fast)}}
+    place = critical_place(kept, 11, 200)
+    assert list(place["lr"]) == [1e-4]  # a rate still running is left out
+    row = place.iloc[0]
+    assert row.undone == pytest.approx(0.9) and (row.others, row.behind, row.clearly_behind, row.clearly_ahead) == \
+        (2, 1, 1, 0)
+    said = critical_sentence(place, 11)
+    assert "90% [90%, 90%] at lr 0.0001, ahead of 1 of the 2 other layers (1 clearly; 0 clearly ahead of it)" in said
+    assert "nothing sets it apart as the slowest" in said
+    slow = critical_place({1e-4: {"missing": 0, "curves": _pairs({11: [0.15, 0.16, 0.14], 1: [0.0, 0.01, 0.0],
+                                                                  29: [0.02, 0.0, 0.01]})}}, 11, 200)
+    assert slow.iloc[0].clearly_ahead == 2 and "among the slower layers" in critical_sentence(slow, 11)
+    assert critical_sentence(critical_place(kept, 5, 200), 5) == ""  # the layer was not run
 
 
 def test_a_steps_cell_says_how_many_seeds_got_there():
