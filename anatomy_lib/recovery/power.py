@@ -304,14 +304,6 @@ def _seeds_so_far(seeds: list[int]) -> str:
     return f"noise seeds {', '.join(map(str, seeds[:-1]))} and {seeds[-1]} so far"
 
 
-def raw_undone(curves: pd.DataFrame) -> dict[tuple[int, int], float]:
-    """(layer, noise seed) -> the share of a damaged run's initial excess over the intact model undone at its
-    last evaluation: a point estimate from the mean curve, so no resampling is needed."""
-    damaged = curves[curves["kind"] == "damaged"].sort_values("step")
-    return {(int(layer), int(seed)): float(1 - group["excess_nll"].iloc[-1] / group["excess_nll"].iloc[0])
-            for (layer, seed), group in damaged.groupby(["layer", "noise_seed"])}
-
-
 def power_table(kept: dict[float, dict], criterion: Criterion = MAIN_CRITERION, n_boot: int = 2000,
                 seed: int = 0) -> pd.DataFrame:
     """Per learning rate and layer: the share of the damage undone against the sham at the end of the budget,
@@ -326,7 +318,8 @@ def power_table(kept: dict[float, dict], criterion: Criterion = MAIN_CRITERION, 
         if not len(judged):  # no damaged run kept beside its sham yet
             continue
         curves = tables["curves"]
-        raw = raw_undone(curves)
+        last = undone_by_seed(tables).sort_values("step").groupby(["layer", "noise_seed"]).last()
+        raw = last["undone_raw"].to_dict()  # (layer, noise seed) -> raw share undone at the last evaluation
         shams = curves[curves["kind"] == "sham"]
         for layer, group in judged.groupby("layer"):
             mean, low, high = t_interval(group["recovered_fraction"])
