@@ -433,7 +433,8 @@ def drift_sentence(end: pd.DataFrame, kept: dict[float, dict]) -> str:
         if len(big):
             sizeable.append(f"lr {lr:g}: " + ", ".join(f"L{int(layer)}" for layer in big["layer"]))
     text = (f"The sham's own drift at the end of {int(rows['budget'].max())} steps (below zero: fine-tuning alone "
-            "improved the intact model on the evaluation text): " + "; ".join(parts) + ".")
+            "improved the intact model on the evaluation text; above zero, it made it worse): "
+            + "; ".join(parts) + ".")
     if not sizeable:
         return text + (f" It stays under {SIZEABLE_DRIFT:.0%} of the damage for every layer, so the share undone "
                        "against the sham reads the layer more than its sham.")
