@@ -201,7 +201,7 @@ def book_table(table: pd.DataFrame):
     # the specimen and profile most rows share are said once, in the verdict's header; a row measured elsewhere
     # (chapter 7's trained models) says its own under its verdict, instead of a column that repeats one name on
     # every row and takes the room the further specimens' columns need
-    where = pd.Series([f"{s}, {p}" for s, p in zip(table["specimen"], table["profile"])], index=table.index)
+    where = pd.Series([f"{s}, {p} profile" for s, p in zip(table["specimen"], table["profile"])], index=table.index)
     usual = where.mode().iloc[0]
     shown = pd.DataFrame({
         "Section": table["section"],

@@ -384,15 +384,18 @@ SURVIVES_COLUMN = "Survives its control"
 
 def sensitivity(claims_at, values, parameter: str, default) -> pd.DataFrame:
     """Every claim's verdict as one choice the paper leaves unsaid varies over ``values``: ``claims_at(value)``
-    returns the claims judged at that value. Tidy: one row per (claim, value), with the measurement, the control's
-    part, the standing they read as, and whether ``value`` is the book's ``default``. A claim is matched across
-    values by its name; a claim the rule cannot state at some value is absent there."""
+    returns the claims judged at that value. Tidy: one row per (claim, value), with the measurement's verdict, the
+    control's part, the standing they read as, whether ``value`` is the book's ``default``, and what was measured
+    there (``ours``, so a verdict that moves can be read beside its number). A claim is matched across values by
+    its name; a claim the rule cannot state at some value is absent there."""
     rows = []
     for value in values:
         for c in claims_at(value):
             rows.append({"claim": c.claim, "parameter": parameter, "value": value, "verdict": c.verdict,
-                         "survives": c.survives, "standing": c.standing, "default": value == default})
-    table = pd.DataFrame(rows, columns=["claim", "parameter", "value", "verdict", "survives", "standing", "default"])
+                         "survives": c.survives, "standing": c.standing, "default": value == default,
+                         "ours": c.ours})
+    table = pd.DataFrame(rows, columns=["claim", "parameter", "value", "verdict", "survives", "standing", "default",
+                                        "ours"])
     table["value"] = pd.Series([r["value"] for r in rows], dtype=object)  # as given: 1 stays 1, not 1.0
     return table
 

@@ -51,8 +51,14 @@ def _checks(values: pd.DataFrame, arm: str, words: dict[str, str], lower_is_bett
     for control in CONTROLS:
         if control not in values or control == arm:
             continue
-        gap = _beats(values[arm], values[control]) if lower_is_better else _beats(values[control], values[arm])
         name = "shallow control" if control == "shallow" else "random_source"
+        seeds = [s for s in values.index if pd.notna(values.loc[s, arm]) and pd.notna(values.loc[s, control])]
+        if seeds and (values.loc[seeds, arm] == values.loc[seeds, control]).all():
+            # equal in every seed to the last bit: up to where it is measured, the control is the same run
+            out.append(v.ControlCheck(name, v.NOT_DISCRIMINATING, words[control] + " (the same value in every "
+                                      "seed: up to where it is measured, it is the same run)"))
+            continue
+        gap = _beats(values[arm], values[control]) if lower_is_better else _beats(values[control], values[arm])
         said = words[control] + f" (gap {fmt.format(gap[0])} [{fmt.format(gap[1])}, {fmt.format(gap[2])}])"
         out.append(v.ControlCheck(name, v.comparison(*gap), said))
     return out

@@ -58,7 +58,8 @@ def evidence_sentence(tables: dict, params: RecoveryParams) -> str:
     evidence, used = verdict_evidence(tables, params)
     seeds = _seeds(evidence)
     if POWERED not in tables:
-        return (f"The verdicts are judged on the quick sweep above ({len(seeds)} layers, "
+        named = ", ".join(f"L{int(layer)}" for layer in seeds.index)
+        return (f"The verdicts are judged on the quick sweep ({len(seeds)} layers: {named}; "
                 f"{_seed_range(seeds)} per layer, {used.eval_blocks or 'every'} evaluation blocks, {used.steps} "
                 "steps): the powered sweep at the chapter's rate is not complete.")
     return (f"The verdicts are judged on the powered sweep at lr {used.lr:g} ({len(seeds)} layers, "

@@ -290,10 +290,24 @@ def power_progress(kept: dict[float, dict], design: PowerDesign, base: RecoveryP
     if not found:  # nothing to tabulate yet: no table follows
         return (f"The powered sweep has not started: none of its {total} runs is kept yet "
                 f"(`{command}` runs it).")
+    waiting = [layer for layer in design.layers_of(base) if layer not in _paired_layers(kept)]
+    absent = (f"; no row yet for {', '.join(f'L{layer}' for layer in waiting)}, whose damaged run and sham are "
+              "not both kept" if waiting else "")
     return (f"The powered sweep is incomplete: {total - missing} of {total} runs are kept ({per_rate}; "
             f"{_seeds_so_far(found)}). The table below reads the kept runs only, one row per learning rate and "
-            "layer whose damaged run is kept beside its sham; a layer's interval over noise seeds appears once it "
-            f"has two of them (`{command}` resumes the sweep).")
+            f"layer whose damaged run is kept beside its sham{absent}; a layer's interval over noise seeds appears "
+            f"once it has two of them (`{command}` resumes the sweep).")
+
+
+def _paired_layers(kept: dict[float, dict]) -> set[int]:
+    """The layers with a damaged run kept beside their sham at some rate (those the tables have a row for)."""
+    paired = set()
+    for tables in kept.values():
+        runs = tables.get("runs")
+        if runs is not None and {"layer", "kind"} <= set(runs.columns):
+            kinds = runs.groupby("layer")["kind"].agg(set)
+            paired |= {int(layer) for layer, held in kinds.items() if {"damaged", "sham"} <= held}
+    return paired
 
 
 def _seeds_so_far(seeds: list[int]) -> str:
@@ -416,17 +430,18 @@ SIZEABLE_DRIFT = 0.5  # a sham drift of at least this share of the damage: the s
 
 
 def drift_sentence(end: pd.DataFrame, kept: dict[float, dict]) -> str:
-    """The sham's own drift at the end of the budget at each complete rate (``power_table``'s rows), and where it
-    is a sizeable share of the damage (``SIZEABLE_DRIFT``), what the share undone against the sham then means.
-    "" until a rate is complete."""
-    rows = end[[not kept.get(lr, {}).get("missing", 1) for lr in end["lr"]]] if len(end) else end
-    if not len(rows):
+    """The sham's own drift at the end of the budget at each rate (``power_table``'s rows), and where it is a
+    sizeable share of the damage (``SIZEABLE_DRIFT``), what the share undone against the sham then means. A rate
+    still running is read from the shams kept so far (a layer has one sham, so a kept sham's drift is final; only
+    which layers are in can change), and says so. "" until a damaged run is kept beside its sham."""
+    if not len(end):
         return ""
-    rows = rows.assign(ratio=rows["sham_final_move_nll"].abs() / rows["initial_excess_nll"])
+    rows = end.assign(ratio=end["sham_final_move_nll"].abs() / end["initial_excess_nll"])
     parts, sizeable = [], []
     for lr, group in rows.groupby("lr"):
         worst = group.loc[group["ratio"].idxmax()]
-        parts.append(f"at lr {lr:g}, {group['sham_final_move_nll'].min():+.3f} to "
+        running = " (the layers kept so far)" if kept.get(lr, {}).get("missing", 0) else ""
+        parts.append(f"at lr {lr:g}{running}, {group['sham_final_move_nll'].min():+.3f} to "
                      f"{group['sham_final_move_nll'].max():+.3f} nats (at most {worst['ratio']:.0%} of the damage, "
                      f"L{int(worst['layer'])})")
         big = group[group["ratio"] >= SIZEABLE_DRIFT]
@@ -531,7 +546,7 @@ def rate_sentence(by_rate: pd.DataFrame) -> str:
     else:
         fold, bound = low["median_steps"] / high["median_steps"], ""
     moved = (f" From lr {low['lr']:g} to lr {high['lr']:g} ({high['lr'] / low['lr']:g} times the rate) the median "
-             f"layer needs {bound}{fold:.1f} times fewer steps")
+             f"layer's steps fall {bound}{fold:.1f}-fold")
     spread = [f"{r.fastest:.0f}-{r.slowest:.0f} steps at lr {r.lr:g}" for r in by_rate.itertuples()
               if r.reached >= 2]
     moved += (f", while the layers that got there at one rate span {', '.join(spread)}" if spread else "")
@@ -605,6 +620,13 @@ def power_sensitivity_sentence(by_rate: pd.DataFrame, kept: dict[float, dict]) -
     if not len(by_rate):
         return "No learning rate of the powered sweep is complete yet: no verdict is read from it."
     said = v.sensitivity_sentence(by_rate, {"rate and budget": "at"}, lambda _, x: rate_and_budget_label(x))
+    book = by_rate[by_rate["default"]].set_index("claim")["standing"]
+    moved = by_rate[by_rate["claim"].map(book).ne(by_rate["standing"]) & by_rate["claim"].isin(book.index)]
+    if len(moved):  # the tables above hold runs to the sham; a verdict is the measurement judged raw
+        said += (" Where a verdict changes, the measurement it judges (against the intact model, as the paper "
+                 "would; the tables above hold the runs to the sham) reads: "
+                 + "; ".join(f"\"{r.claim}\" at {rate_and_budget_label(r.value)}: {r.ours}"
+                             for r in moved.itertuples()) + ".")
     if not running:
         return said
     tried = sorted({lr for lr, _ in by_rate["value"]})
@@ -646,9 +668,9 @@ def block_power_sentence(power: dict) -> str:
             f"standard deviation of {power['seed_sd']:.0%} ({power['layers_with_seeds']} layers with two or more "
             f"seeds, {power['seed_dof']} degrees of freedom), {ratio:.1f} times the error at "
             f"{power['blocks_now']} blocks: "
-            + ("a layer's precision is set mostly by its noise seeds, so the powered sweep adds seeds rather than "
-               "blocks (its interval over seeds leaves out the part of the block error its seeds share: one sham "
-               "and the same blocks serve them all)." if ratio >= 2 else
+            + (f"a layer's precision is set mostly by its noise seeds, so beyond {power['blocks_now']} blocks the "
+               "powered sweep adds seeds, not more blocks (its interval over seeds leaves out the part of the block "
+               "error its seeds share: one sham and the same blocks serve them all)." if ratio >= 2 else
                "blocks and seeds both limit a layer's precision, so more of both would help."))
 
 

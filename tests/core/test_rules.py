@@ -148,7 +148,8 @@ def test_claims_tables_render_for_a_page():
     assert 'class="anatomy-claims"' in verdicts.book_table(book).to_html(escape=False)
     # every body cell names its column, so a narrow page can show each claim as a card of labelled lines
     page = verdicts.book_table(book).to_html()
-    assert page.count('data-label="Verdict (s, quick)"') == 2 and page.count("<td ") == page.count("data-label=")
+    assert page.count('data-label="Verdict (s, quick profile)"') == 2
+    assert page.count("<td ") == page.count("data-label=")
     assert "Specimen, profile" not in page  # one specimen and profile: said once, in the verdict's header
     # a row whose control's part is not stated says why, as a chapter's claims table does
     held = book.assign(Control=["", "the sham"], Survives="")

@@ -247,3 +247,18 @@ def test_an_arm_keeps_its_colour_in_every_figure():
     assert some == {arm: every[arm] for arm in some}
     frontier = arm_colours(["depth2", "depth4", "depth8", "gstack", "developmental", "random_source", "midas"])
     assert len(set(frontier.values())) == 7 and frontier["gstack"] == every["gstack"]
+
+
+def test_a_control_that_is_the_same_run_up_to_the_measurement_is_not_discriminating():
+    """Where every seed reaches the target before its first growth, the grown arm and the shallow control are
+    one run up to there: the gap is zero to the last bit, and the control says so rather than "+0.00 [+0.00,
+    +0.00]"."""
+    from anatomy_lib.core.rules import NOT_DISCRIMINATING
+    from anatomy_lib.growth.report import _checks
+
+    cost = pd.DataFrame({"developmental": [1.0, 2.0, 3.0], "shallow": [1.0, 2.0, 3.0],
+                         "random_source": [1.5, 2.5, 3.5]})
+    same, apart = _checks(cost, "developmental", {"shallow": "the shallow control saves as much",
+                                                 "random_source": "random_source saves as much"})
+    assert same.verdict == NOT_DISCRIMINATING and "the same value in every seed" in same.words
+    assert apart.verdict != NOT_DISCRIMINATING and "(gap +0.500 [+0.500, +0.500])" in apart.words

@@ -117,6 +117,11 @@ def test_the_progress_names_the_seeds_kept_and_what_a_table_row_is():
     assert "one row per learning rate and layer whose damaged run is kept beside its sham" in one
     assert "noise seeds 0 and 1 so far" in power_progress(kept_with([0, 1], units - 3), DESIGN, base)
     assert "noise seeds 0, 1 and 2 so far" in power_progress(kept_with([2, 0, 1], 1), DESIGN, base)
+    pairs = pd.DataFrame({"noise_seed": [0, 0, 1], "layer": [1, 1, 3], "kind": ["damaged", "sham", "damaged"]})
+    some = power_progress({lr: {"runs": pairs, "missing": units - 3} for lr in DESIGN.lrs}, DESIGN, base)
+    assert "no row yet for L3, whose damaged run and sham are not both kept" in some  # L1 has its pair
+    both = pd.concat([pairs, pd.DataFrame({"noise_seed": [0], "layer": [3], "kind": ["sham"]})])
+    assert "no row yet" not in power_progress({lr: {"runs": both, "missing": 1} for lr in DESIGN.lrs}, DESIGN, base)
     nothing = {lr: {"missing": units} for lr in DESIGN.lrs}
     assert "has not started: none of its 12 runs is kept yet" in power_progress(nothing, DESIGN, base)
 
@@ -237,7 +242,7 @@ def test_the_claims_are_read_at_every_rate_and_at_an_earlier_budget(tiny_blocks,
     quick = {**truncated(kept[3e-3], 2), "importance": importance}  # a stand-in for the chapter's quick sweep
     quick_params = quick.pop("params")
     assert verdict_evidence(quick, quick_params)[0] is quick
-    assert "judged on the quick sweep above (2 layers, 2 noise seeds per layer" in evidence_sentence(quick,
+    assert "judged on the quick sweep (2 layers: L1, L3; 2 noise seeds per layer" in evidence_sentence(quick,
                                                                                                      quick_params)
     both = {**quick, POWERED: powered}
     assert verdict_evidence(both, quick_params) == (powered, powered["params"])
@@ -285,13 +290,13 @@ def test_the_rate_sentence_says_how_far_the_rate_moves_the_median_layer():
     assert list(by_rate["reached"]) == [2, 4] and list(by_rate["fastest"]) == [300.0, 50.0]
     said = rate_sentence(by_rate)
     # the slow rate's median layer is past its budget: the fold is a lower bound
-    assert "the median layer more than 400 steps" in said and "more than 4.0 times fewer steps" in said
+    assert "the median layer more than 400 steps" in said and "steps fall more than 4.0-fold" in said
     assert "at steps 10, 50, 100, 200, 300, 400" in said and "set by the optimiser as much as by the layer" in said
     assert "300-400 steps at lr 0.0001, 50-200 steps at lr 0.001" in said
     # a lower bound on the fold, under the spread between layers: which moves the steps more is not said
     spread = rate_sentence(rate_steps(pd.concat([slow, _steps(1e-3, [50.0, 300.0, 100.0, 100.0, nan])]),
                                       _complete(1e-4, 1e-3)))
-    assert "more than 4.0 times fewer steps" in spread and "differ up to 6-fold" in spread
+    assert "steps fall more than 4.0-fold" in spread and "differ up to 6-fold" in spread
     assert "this budget cannot say" in spread and "layers differ more" not in spread
     barely = rate_sentence(rate_steps(pd.concat([slow, _steps(1e-3, [300.0, 300.0, 300.0, nan, nan])]),
                                       _complete(1e-4, 1e-3)))
@@ -300,14 +305,14 @@ def test_the_rate_sentence_says_how_far_the_rate_moves_the_median_layer():
     both = _complete(1e-4, 1e-3)
     close = rate_sentence(rate_steps(pd.concat([_steps(1e-4, [100.0, 150.0, 300.0]),
                                                 _steps(1e-3, [100.0, 100.0, 200.0])]), both))
-    assert "needs 1.5 times fewer" in close and "less than two-fold" in close and "optimiser" not in close
+    assert "steps fall 1.5-fold" in close and "less than two-fold" in close and "optimiser" not in close
     # the rate moves the median layer two-fold, the layers at one rate differ ten-fold: the layers are the larger part
     layers_apart = rate_sentence(rate_steps(pd.concat([_steps(1e-4, [30.0, 200.0, 300.0]),
                                                        _steps(1e-3, [10.0, 100.0, 100.0])]), both))
-    assert "needs 2.0 times fewer" in layers_apart and "the layers differ more at one rate" in layers_apart
+    assert "steps fall 2.0-fold" in layers_apart and "the layers differ more at one rate" in layers_apart
     # the fast rate leaves the median layer past its budget: no fold at all
     stuck = rate_sentence(rate_steps(pd.concat([slow, _steps(1e-3, [50.0, nan, nan])]), _complete(1e-4, 1e-3)))
-    assert "does not make the median layer's steps a measured number" in stuck and "times fewer" not in stuck
+    assert "does not make the median layer's steps a measured number" in stuck and "steps fall" not in stuck
     # a rate still running is left out; none complete, nothing said
     assert rate_steps(fast, {1e-3: {"missing": 2}}).empty and rate_sentence(rate_steps(fast, {})) == ""
 
@@ -320,9 +325,12 @@ def test_the_drift_sentence_says_where_the_sham_reads_as_much_as_the_layer():
     assert "at lr 0.0001, -0.060 to -0.010 nats (at most 20% of the damage, L11)" in said
     assert "at lr 0.001, +0.020 to +0.240 nats (at most 80% of the damage, L29)" in said
     assert "(lr 0.001: L29)" in said and "raw share beside them" in said
-    calm = drift_sentence(end, {1e-4: {"missing": 0}, 1e-3: {"missing": 3}})  # a rate still running: left out
+    calm = drift_sentence(end[end["lr"] == 1e-4], both)
     assert "lr 0.001" not in calm and "stays under 50% of the damage" in calm
-    assert drift_sentence(end, {}) == "" and drift_sentence(end.iloc[:0], both) == ""
+    running = drift_sentence(end, {1e-4: {"missing": 0}, 1e-3: {"missing": 3}})  # read from the shams kept so far
+    assert "at lr 0.001 (the layers kept so far), +0.020 to +0.240" in running and "(lr 0.001: L29)" in running
+    assert "at lr 0.0001, -0.060" in running  # a complete rate says nothing of the kind
+    assert drift_sentence(end.iloc[:0], both) == ""
 
 
 def _pairs(excess_at_200: dict[int, list[float]], sham_at_200: float = -0.03) -> pd.DataFrame:
@@ -408,3 +416,35 @@ def test_a_unit_held_by_a_worker_that_stops_is_run_by_the_one_left(tiny_blocks):
     assert run_power(lab, design, base, progress=False, context=context)
     runs = power_kept(lab, design, base)[2e-3]["runs"]
     assert sorted(zip(runs["layer"], runs["kind"])) == [(1, "damaged"), (1, "sham"), (3, "damaged"), (3, "sham")]
+
+
+def test_the_block_sentence_says_why_the_powered_sweep_adds_seeds_past_its_blocks():
+    from anatomy_lib.recovery.power import block_power, block_power_sentence
+
+    # two layers with two seeds each, far apart (sd ~0.14), against a narrow interval over blocks (se ~0.026)
+    judged = pd.DataFrame({"protocol": "matched", "layer": [1, 1, 3, 3], "noise_seed": [0, 1, 0, 1],
+                           "recovered_fraction": [0.45, 0.65, 0.50, 0.70],
+                           "fraction_low": [0.40, 0.60, 0.45, 0.65], "fraction_high": [0.50, 0.70, 0.55, 0.75]})
+    power = block_power(judged, blocks_then=8, blocks_now=16)
+    assert power["se_now"] == pytest.approx(power["se_then"] / np.sqrt(2)) and power["seed_dof"] == 2
+    said = block_power_sentence(power)
+    assert said.startswith("Why 16 evaluation blocks: ") and "beyond 16 blocks the powered sweep adds seeds" in said
+    alone = block_power_sentence(block_power(judged[judged["noise_seed"] == 0], 8, 16))
+    assert "no layer has two noise seeds" in alone
+
+
+def test_a_verdict_that_moves_with_the_rate_is_read_beside_its_measurement():
+    by_rate = pd.DataFrame({
+        "claim": ["L11 does not recover within the budget"] * 2 + ["recovery speed correlates with importance"] * 2,
+        "parameter": "rate and budget", "value": [(1e-4, 200), (1e-3, 200)] * 2,
+        "verdict": ["reproduced", "not reproduced", "inconclusive", "inconclusive"],
+        "survives": ["not discriminating", "not held", "not held", "not held"],
+        "standing": ["not discriminating", "not reproduced", "inconclusive", "inconclusive"],
+        "default": [True, False, True, False],
+        "ours": ["steps to recover per noise seed: > 200, > 200", "steps to recover per noise seed: 100, 200",
+                 "+0.20", "+0.34"]})
+    said = power_sensitivity_sentence(by_rate, {1e-4: {"missing": 0}, 1e-3: {"missing": 0}})
+    assert "1 of 2 claims keep their standing" in said
+    assert ("\"L11 does not recover within the budget\" at lr 0.001, 200 steps: steps to recover per noise seed: "
+            "100, 200.") in said
+    assert "against the intact model, as the paper would" in said and "+0.34" not in said  # only what moved

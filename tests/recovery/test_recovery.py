@@ -305,6 +305,9 @@ def test_recovery_is_judged_against_the_sham_under_both_protocols(tiny_blocks):
                                          "important (middle)", "output processor"]})
     claims = paper_claims({**tables, "importance": importance}, params)
     assert claims and all(c.control == "sham of the same layer" for c in claims)
+    correlation = next(c for c in claims if c.claim == "recovery speed correlates with importance")
+    assert correlation.verdict == "inconclusive" and "[" not in correlation.ours  # 5 layers: no interval shown
+    assert "no interval is shown" in correlation.note
     said = findings({**tables, "importance": importance}, params, "tiny")
     assert said and not any("nan" in sentence for sentence in said)
     # what the fixed-noise protocol gives each claim (the powered sweep's notes carry it): every sigma, in words
@@ -331,6 +334,20 @@ def test_a_critical_layer_that_fails_with_every_other_layer_is_not_distinctive()
     layers["recovered"] = [True, False, False]
     assert _distinctive(layers, 11) == "; 1 of 2 other layers did not recover either"
     assert _distinctive(layers[layers["layer"] == 11], 11) == ""
+
+
+def test_almost_at_once_says_which_half_goes_untested_and_that_its_window_is_the_warm_up():
+    from anatomy_lib.recovery.report import _quick_caveats
+
+    layers = pd.DataFrame({"layer": [1, 5, 17]})
+    classes = {1: "input processor", 5: "critical core", 17: "output processor"}
+    said = _quick_caveats(layers, classes, RecoveryParams(quick_steps=10, warmup_steps=10))
+    assert "no layer run here is classed connective tissue, so that half of the claim is untested" in said
+    assert "the first 10 of its 10 steps are the learning-rate warm-up" in said and "at 50% of the rate" in said
+    both = {**classes, 5: "connective tissue"}
+    assert _quick_caveats(layers, both, RecoveryParams(quick_steps=10, warmup_steps=0)) == ""
+    assert "the first 4 of its 10 steps" in _quick_caveats(layers, both, RecoveryParams(quick_steps=10,
+                                                                                         warmup_steps=4))
 
 
 def _judged(protocol: str, sigma: float, damage: dict[int, float], recovered: set[int]) -> pd.DataFrame:
