@@ -295,6 +295,21 @@ def conclusions(tables: dict[str, pd.DataFrame], params) -> dict[str, list[str]]
     if not paper_met:
         can.append(f"No growth arm's interval at C* reaches the paper's {PAPER_SPEEDUP:.2f}x against the target "
                    "trained from the start: a saving of the paper's size is excluded at this size.")
+    frontier = versus["frontier"]
+    if frontier["multiple"].nunique() > 1:  # where the speed-ups head past the last budget read
+        low, high = frontier["multiple"].min(), frontier["multiple"].max()
+        ends = []
+        for arm, group in frontier.groupby("arm", sort=False):
+            first, last = (group[group["multiple"] == m] for m in (low, high))
+            if len(first) and len(last):
+                past = int(last["extrapolated"].iloc[0] + last["censored"].iloc[0])
+                ends.append(f"{ARM_NAMES.get(arm, arm)} {first['speedup'].iloc[0]:.2f}x to "
+                            f"{last['speedup'].iloc[0]:.2f}x" + (f" ({past} of {int(last['seeds'].iloc[0])} seeds "
+                                                                 "read past the sweep)" if past else ""))
+        if ends:
+            cannot.append(f"Whether growth pays beyond {high:g} C*: against the frontier the speed-ups go from "
+                          f"{low:g} C* to {high:g} C* as " + "; ".join(ends) + f", and no budget past {high:g} C* "
+                          "is read.")
     gpu = type(params).for_profile("paper")
     cannot.append(f"Whether the compute-optimal answer holds at the paper's scale: these are byte-level models of "
                   f"width {params.width} with at most {max(params.depths)} layers ({params.body_parameters:,} body "
@@ -401,5 +416,5 @@ def speedup_summary(tables: dict[str, pd.DataFrame], params) -> pd.DataFrame:
                      f"vs {params.target_layers} layers from the start": compact["target"],
                      "vs the frontier": compact["frontier"], "frontier depth": _depth(r.frontier_depth),
                      "seeds": int(pick["frontier"].seeds),
-                     "read past the sweep": f"{past['target']} / {past['frontier']}"})
+                     "seeds read past the sweep (start / frontier)": f"{past['target']} / {past['frontier']}"})
     return pd.DataFrame(rows)

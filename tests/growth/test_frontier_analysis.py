@@ -171,6 +171,8 @@ def test_conclusions_and_the_scale_check_condition_on_their_numbers():
                      r"compute: G_stack 1\.[45]", said)
     summary = fr.speedup_summary(tables, params)
     assert list(summary["budget"]) == ["0.5 C*", "1 C*", "2 C*"]
+    beyond = next(line for line in closing["cannot"] if line.startswith("Whether growth pays beyond 2 C*"))
+    assert "from 0.5 C* to 2 C* as G_stack" in beyond and "no budget past 2 C* is read" in beyond
     # one width complete, the other still running: no trend is read
     running = {**tables, "missing": pd.DataFrame([{"job": 0, "kind": "trunk", "arm": "gstack"}]),
                "baselines": BASELINES}
