@@ -47,6 +47,7 @@ from .analysis import (
     wall_at_uniform_steps,
 )
 from .budgets import SWEEP_ARMS, BudgetParams, budgets, budgets_stored, run_budgets
+from .bytes import bigram_baselines
 from .chapter import chapter_claims, chapter_compute
 from .checkpoints import (
     CHECKPOINT_FORMAT,

@@ -55,19 +55,18 @@ def _smoothed(counts: np.ndarray, lower: np.ndarray, alpha: float) -> np.ndarray
     return (counts + alpha * lower) / (counts.sum(axis=-1, keepdims=True) + alpha)
 
 
-def ngram_baselines(train: np.ndarray, blocks: torch.Tensor) -> pd.DataFrame:
-    """Unigram, bigram and trigram losses (nats per byte) on every next-byte position of ``blocks``, counted on
-    ``train``; the bigram's and trigram's alpha is the best of ``ALPHAS`` on these blocks."""
-    v = VOCAB_SIZE
+def bigram_baselines(train: np.ndarray, blocks: torch.Tensor, vocab_size: int) -> dict:
+    """Unigram (add-one) and bigram losses (nats per token) on every next-token position of ``blocks``, counted on
+    ``train`` (any token ids below ``vocab_size``); the bigram's alpha is the best of ``ALPHAS`` on these blocks.
+    Returns the table (``model``, ``alpha``, ``val_loss``) and the tables ``ngram_baselines`` builds on."""
+    v = vocab_size
     train = np.asarray(train, dtype=np.int64)
     ids = blocks.numpy().astype(np.int64)
-    prev2, prev, target = ids[:, :-2], ids[:, 1:-1], ids[:, 2:]  # trigram positions: the third byte on
-    first_prev, first_target = ids[:, :1], ids[:, 1:2]  # the second byte has one byte of context
+    first_prev, first_target = ids[:, :1], ids[:, 1:2]  # the second token has one token of context
+    prev, target = ids[:, 1:-1], ids[:, 2:]
     unigram = (np.bincount(train, minlength=v) + 1.0) / (len(train) + v)
     pair_counts = np.zeros((v, v))
     np.add.at(pair_counts, (train[:-1], train[1:]), 1.0)
-    triple_counts = np.bincount((train[:-2] * v + train[1:-1]) * v + train[2:], minlength=v ** 3)
-    triple_counts = triple_counts.reshape(v * v, v).astype(np.float64)
 
     def nll(p_first: np.ndarray, p_rest: np.ndarray) -> float:
         return float(-(np.log(p_first).sum() + np.log(p_rest).sum()) / (p_first.size + p_rest.size))
@@ -81,7 +80,22 @@ def ngram_baselines(train: np.ndarray, blocks: torch.Tensor) -> pd.DataFrame:
         if best_bigram is None or loss < best_bigram[1]:
             best_bigram = (alpha, loss, bigram)
     rows.append({"model": "bigram", "alpha": best_bigram[0], "val_loss": best_bigram[1]})
-    bigram = best_bigram[2]
+    return {"table": pd.DataFrame(rows), "unigram": unigram, "bigram": best_bigram[2], "nll": nll}
+
+
+def ngram_baselines(train: np.ndarray, blocks: torch.Tensor) -> pd.DataFrame:
+    """Unigram, bigram and trigram losses (nats per byte) on every next-byte position of ``blocks``, counted on
+    ``train``; the bigram's and trigram's alpha is the best of ``ALPHAS`` on these blocks."""
+    v = VOCAB_SIZE
+    lower_orders = bigram_baselines(train, blocks, v)
+    bigram, nll = lower_orders["bigram"], lower_orders["nll"]
+    train = np.asarray(train, dtype=np.int64)
+    ids = blocks.numpy().astype(np.int64)
+    prev2, prev, target = ids[:, :-2], ids[:, 1:-1], ids[:, 2:]  # trigram positions: the third byte on
+    first_prev, first_target = ids[:, :1], ids[:, 1:2]  # the second byte has one byte of context
+    triple_counts = np.bincount((train[:-2] * v + train[1:-1]) * v + train[2:], minlength=v ** 3)
+    triple_counts = triple_counts.reshape(v * v, v).astype(np.float64)
+    rows = lower_orders["table"].to_dict("records")
     contexts = prev2 * v + prev
     seen = np.unique(contexts)  # the trigram table only where the blocks need it (v^2 x v is 135 MB)
     index = {c: i for i, c in enumerate(seen)}

@@ -155,15 +155,39 @@ def _ratio_verdict(ratio) -> str:
     return v.comparison(ratio[0] - 1, ratio[1] - 1, ratio[2] - 1, paper_size=PAPER["loss_ratio"] - 1)
 
 
-def findings(tables: dict[str, pd.DataFrame], params: GrowthParams, specimen_name: str = "") -> list[str]:
+def bigram_floor(losses: pd.DataFrame, baselines: pd.DataFrame | None) -> str:
+    """Where the arms' final losses (``final_losses``, by arm) stand against a bigram table counted on the training
+    tokens and scored on the same validation positions: an arm above it has not learnt what counting pairs of
+    tokens knows, so what growth does to it says little about growing a trained model. "" without baselines."""
+    if baselines is None or not len(baselines):
+        return ""
+    table = baselines.set_index("model")["val_loss"]
+    bigram, unigram = float(table["bigram"]), float(table["unigram (add-one)"])
+    above = losses[losses["final_loss"] > bigram]
+    said = (f"A bigram table counted on the training tokens scores {bigram:.3f} nats per token on the same "
+            f"validation positions (a unigram {unigram:.3f}); {len(above)} of {len(losses)} arms end above it on "
+            "average over seeds")
+    if len(above) == len(losses):
+        return said + (": at this budget no arm has learnt what counting pairs of tokens knows, so growth here acts "
+                       "on models with little to grow from (the compute-optimal section is sized to avoid this).")
+    return said + (f" ({', '.join(above.index)})." if len(above) else ".")
+
+
+def findings(tables: dict[str, pd.DataFrame], params: GrowthParams, specimen_name: str = "",
+             baselines: pd.DataFrame | None = None) -> list[str]:
     """What the runs say, in sentences whose numbers come from the tables. ``specimen_name`` is part of the chapter
-    protocol only: growth trains its own models, and the sentences name them."""
+    protocol only: growth trains its own models, and the sentences name them. ``baselines``: the count baselines
+    on the same validation positions (``bytes.bigram_baselines``), the floor a model must beat to have learnt
+    anything to grow from."""
     runs, curves = tables["runs"], tables["curves"]
     losses = final_losses(runs).set_index("arm")
     best = losses["final_loss"].idxmin()
     out = [f"{len(runs)} runs ({runs['arm'].nunique()} arms x {runs['seed'].nunique()} seeds) on a budget of "
            f"{params.budget:.3g} FLOPs each; the lowest final validation loss is {best}'s "
            f"({losses.loc[best, 'final_loss']:.3f} nats per token)."]
+    floor = bigram_floor(losses, baselines)
+    if floor:
+        out.append(floor)
     for arm in losses.index:
         if arm == "uniform":
             continue
@@ -185,8 +209,8 @@ def findings(tables: dict[str, pd.DataFrame], params: GrowthParams, specimen_nam
         sentence = (f"{early} of {total} growing runs reached their seed's final uniform loss before their first "
                     f"growth event, while still {params.start_layers} layers deep")
         if 2 * early >= total:
-            sentence += (": for those runs every number is the shallow control's, so at this budget the growing "
-                         "arms' advantage is being shallow, not growing.")
+            sentence += (": for those runs the compute to reach it is the shallow control's, so at this budget the "
+                         "growing arms' advantage is being shallow, not growing.")
         out.append(sentence + ("." if 2 * early < total else ""))
         out += _event_sentences(tables, params)
     if {"developmental", "random_source"} <= set(losses.index):
@@ -251,13 +275,19 @@ def anatomy_sentence(anatomy: pd.DataFrame, target_layers: int) -> str:
 
 
 def conclusions(tables: dict[str, pd.DataFrame], params: GrowthParams, sweep: dict[str, pd.DataFrame] | None = None,
-                lr_table: pd.DataFrame | None = None, gpu_sweep: tuple[float, bool] | None = None
-                ) -> dict[str, list[str]]:
+                lr_table: pd.DataFrame | None = None, gpu_sweep: tuple[float, bool] | None = None,
+                baselines: pd.DataFrame | None = None) -> dict[str, list[str]]:
     """The chapter's closing section, generated: what its runs establish ("can") and what they cannot, each
     sentence conditioned on the numbers (``sweep``: the budget sweep's tables; ``lr_table``: ``lr_check``;
-    ``gpu_sweep``: the largest multiple of the sweep's GPU profile and whether its result is stored)."""
+    ``gpu_sweep``: the largest multiple of the sweep's GPU profile and whether its result is stored;
+    ``baselines``: the count baselines ``findings`` holds the arms to)."""
     runs, curves, events = tables["runs"], tables["curves"], tables.get("events")
     can, cannot = [], []
+    if baselines is not None and len(baselines):
+        bigram = float(baselines.set_index("model").loc["bigram", "val_loss"])
+        if (final_losses(runs)["final_loss"] > bigram).all():
+            cannot.append(f"What growth does to a model that has learnt something: at this budget every arm ends "
+                          f"above a bigram table ({bigram:.3f} nats per token on the same positions).")
     claims = paper_claims(tables, params)
     knocked = [c for c in claims if c.standing in v.PASSES_BUT_CONTROLLED]
     supported = [c for c in claims if c.standing in ("supported", "supported in part")]

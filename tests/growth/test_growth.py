@@ -262,3 +262,21 @@ def test_a_control_that_is_the_same_run_up_to_the_measurement_is_not_discriminat
                                                  "random_source": "random_source saves as much"})
     assert same.verdict == NOT_DISCRIMINATING and "the same value in every seed" in same.words
     assert apart.verdict != NOT_DISCRIMINATING and "(gap +0.500 [+0.500, +0.500])" in apart.words
+
+
+def test_the_arms_are_held_to_a_bigram_counted_on_the_same_tokens():
+    from anatomy_lib.growth.bytes import bigram_baselines
+    from anatomy_lib.growth.report import bigram_floor
+
+    # a stream that alternates two tokens: a bigram predicts it almost perfectly, a unigram cannot
+    train = np.tile([1, 2], 500)
+    blocks = torch.tensor(np.tile([1, 2], (3, 8)))
+    table = bigram_baselines(train, blocks, vocab_size=4)["table"].set_index("model")["val_loss"]
+    assert table["bigram"] < 0.05 and table["unigram (add-one)"] == pytest.approx(np.log(2), abs=0.01)
+    losses = pd.DataFrame({"final_loss": [5.2, 6.1]}, index=["shallow", "uniform"])
+    both = pd.DataFrame({"model": ["unigram (add-one)", "bigram"], "val_loss": [6.7, 5.06]})
+    said = bigram_floor(losses, both)
+    assert "scores 5.060 nats per token" in said and "2 of 2 arms end above it" in said and "no arm has learnt" in said
+    one = bigram_floor(losses, both.assign(val_loss=[6.7, 5.5]))
+    assert "1 of 2 arms end above it on average over seeds (uniform)." in one
+    assert bigram_floor(losses, None) == ""
