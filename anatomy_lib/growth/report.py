@@ -1,6 +1,8 @@
 """Chapter 7 in sentences and verdicts."""
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 import pandas as pd
 
@@ -246,6 +248,9 @@ def _event_sentences(tables: dict[str, pd.DataFrame], params: GrowthParams) -> l
                    f"source is L{top.index[0]} ({top.iloc[0]} times), and {len(removed)} layer"
                    f"{'' if len(removed) == 1 else 's'} had an interval below zero and "
                    f"{'was' if len(removed) == 1 else 'were'} removed (events table).")
+    overlap = source_overlap_sentence(events)
+    if overlap:
+        out.append(overlap)
     jumps = growth_jumps(tables["curves"], events)
     if len(jumps):
         by_kind = jumps.groupby(["kind", "layers"], sort=False)["jump"].agg(["mean", "min", "max"])
@@ -254,6 +259,36 @@ def _event_sentences(tables: dict[str, pd.DataFrame], params: GrowthParams) -> l
         out.append("Growing is not function-preserving: the validation loss right after each operator, minus just "
                    "before, over seeds: " + "; ".join(parts) + ".")
     return out
+
+
+def source_overlap_sentence(events: pd.DataFrame) -> str:
+    """How far the random_source control's cloned layers differ from the developmental arm's, event by event
+    (paired by seed and event order): the clones they share as multisets. Where few source layers feed many
+    clones, a random draw lands close to the importance-chosen one, and that event cannot tell "critical first"
+    from generic growth."""
+    def picks(arm: str) -> dict:
+        rows = events[(events["arm"] == arm) & events["sources"].notna()].sort_values(["seed", "step"])
+        return {(seed, i): (r.layers_before, r.layers_after, Counter(int(x) for x in str(r.sources).split(",")))
+                for seed, group in rows.groupby("seed") for i, r in enumerate(group.itertuples())}
+
+    chosen, drawn = picks("developmental"), picks("random_source")
+    pairs = sorted(set(chosen) & set(drawn))
+    if not pairs:
+        return ""
+    parts = []
+    for i in sorted({i for _, i in pairs}):
+        here = [(chosen[k], drawn[k]) for k in pairs if k[1] == i]
+        (before, after, _), _ = here[0]
+        shared = [sum((mine & theirs).values()) / max(sum(mine.values()), 1) for (_, _, mine), (_, _, theirs) in here]
+        same = sum(share == 1 for share in shared)
+        clones = sorted({sum(mine.values()) for (_, _, mine), _ in here})
+        counted = f"{clones[0]}" if len(clones) == 1 else f"{clones[0]}-{clones[-1]}"
+        parts.append(f"{before} -> {after} layers ({counted} clones from {before} source layers): "
+                     f"{np.mean(shared):.0%} of the clones shared on average, identical in {same} of {len(here)} "
+                     "seeds")
+    return ("How far random_source's cloned layers differ from developmental's (the same seed and event, as "
+            "multisets): " + "; ".join(parts) + ". Where they share most clones, that event cannot separate "
+            "choosing by importance from growing at all.")
 
 
 def anatomy_sentence(anatomy: pd.DataFrame, target_layers: int) -> str:

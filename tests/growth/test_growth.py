@@ -280,3 +280,18 @@ def test_the_arms_are_held_to_a_bigram_counted_on_the_same_tokens():
     one = bigram_floor(losses, both.assign(val_loss=[6.7, 5.5]))
     assert "1 of 2 arms end above it on average over seeds (uniform)." in one
     assert bigram_floor(losses, None) == ""
+
+
+def test_the_random_source_control_says_how_close_its_draws_came():
+    from anatomy_lib.growth.report import source_overlap_sentence
+
+    columns = ["arm", "seed", "step", "layers_before", "layers_after", "sources"]
+    events = pd.DataFrame([("developmental", 0, 10, 3, 8, "0,0,1,1,2"), ("random_source", 0, 10, 3, 8, "0,0,1,1,2"),
+                           ("developmental", 1, 10, 3, 8, "0,0,1,1,2"), ("random_source", 1, 10, 3, 8, "0,1,1,2,2"),
+                           ("developmental", 0, 20, 8, 12, "0,5,6,7"), ("random_source", 0, 20, 8, 12, "1,2,3,4"),
+                           ("gstack", 0, 10, 3, 12, None)], columns=columns)
+    said = source_overlap_sentence(events)
+    assert "3 -> 8 layers (5 clones from 3 source layers): 90% of the clones shared on average, identical in 1 of " \
+           "2 seeds" in said
+    assert "8 -> 12 layers (4 clones from 8 source layers): 0% of the clones shared" in said
+    assert source_overlap_sentence(events[events["arm"] != "random_source"]) == ""
