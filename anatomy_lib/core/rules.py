@@ -242,6 +242,24 @@ class ControlCheck:
             raise ValueError(f"unknown verdict {self.verdict!r}; choose one of {[*VERDICTS, NOT_DISCRIMINATING]}")
 
 
+def paired_check(control: str, words: str, subject: pd.Series, against: pd.Series, *, lower_is_better: bool = True,
+                 fmt: str = "{:+.3f}") -> ControlCheck:
+    """The intervention (``subject``) against a control (``against``), each a value per seed, paired by seed: the
+    control's margin (``against - subject`` where lower is better) with its t-interval, judged by ``comparison``.
+    Equal in every seed to the last bit is ``NOT_DISCRIMINATING``: up to where it is measured, the control is the
+    same run, and no interval of zero-width differences can say otherwise."""
+    from .stats import t_interval  # scipy is imported only by the rule that needs an interval
+
+    seeds = [s for s in subject.index if s in against.index and pd.notna(subject[s]) and pd.notna(against[s])]
+    if seeds and all(subject[s] == against[s] for s in seeds):
+        return ControlCheck(control, NOT_DISCRIMINATING, words + " (the same value in every seed: up to where it is "
+                                                                 "measured, it is the same run)")
+    sign = 1 if lower_is_better else -1
+    gap = t_interval([sign * (against[s] - subject[s]) for s in seeds])
+    said = words + f" (gap {fmt.format(gap[0])} [{fmt.format(gap[1])}, {fmt.format(gap[2])}])"
+    return ControlCheck(control, comparison(*gap), said)
+
+
 def controlled(verdict: str, *checks: ControlCheck) -> tuple[str, str]:
     """(survives, because): whether a measurement whose own rule gave ``verdict`` survives ``checks``. Nothing is
     held where there is no check or the measurement itself does not support the claim (""). A control that does

@@ -40,30 +40,12 @@ EXPERIMENT = "growth against uniform training on one budget"  # the experiment b
 CONTROLS = ("shallow", "random_source")  # what a claim crediting (importance-guided) growth must also beat
 
 
-def _beats(mine: pd.Series, theirs: pd.Series) -> tuple[float, float, float]:
-    """theirs - mine paired by seed, with a t-interval: above zero when ``mine`` is lower (better)."""
-    seeds = [s for s in mine.index if s in theirs.index]
-    return t_interval([theirs[s] - mine[s] for s in seeds])
-
-
 def _checks(values: pd.DataFrame, arm: str, words: dict[str, str], lower_is_better: bool = True,
             fmt: str = "{:+.3f}") -> list[v.ControlCheck]:
     """For each control present: does ``arm`` beat it on ``values`` (columns per arm, rows per seed)?"""
-    out = []
-    for control in CONTROLS:
-        if control not in values or control == arm:
-            continue
-        name = "shallow control" if control == "shallow" else "random_source"
-        seeds = [s for s in values.index if pd.notna(values.loc[s, arm]) and pd.notna(values.loc[s, control])]
-        if seeds and (values.loc[seeds, arm] == values.loc[seeds, control]).all():
-            # equal in every seed to the last bit: up to where it is measured, the control is the same run
-            out.append(v.ControlCheck(name, v.NOT_DISCRIMINATING, words[control] + " (the same value in every "
-                                      "seed: up to where it is measured, it is the same run)"))
-            continue
-        gap = _beats(values[arm], values[control]) if lower_is_better else _beats(values[control], values[arm])
-        said = words[control] + f" (gap {fmt.format(gap[0])} [{fmt.format(gap[1])}, {fmt.format(gap[2])}])"
-        out.append(v.ControlCheck(name, v.comparison(*gap), said))
-    return out
+    return [v.paired_check("shallow control" if control == "shallow" else "random_source", words[control],
+                           values[arm], values[control], lower_is_better=lower_is_better, fmt=fmt)
+            for control in CONTROLS if control in values and control != arm]
 
 
 def paper_claims(tables: dict[str, pd.DataFrame], params: GrowthParams):
@@ -157,15 +139,24 @@ def _ratio_verdict(ratio) -> str:
     return v.comparison(ratio[0] - 1, ratio[1] - 1, ratio[2] - 1, paper_size=PAPER["loss_ratio"] - 1)
 
 
+def _above_bigram(losses: pd.DataFrame, baselines: pd.DataFrame | None) -> tuple[float, float, pd.DataFrame] | None:
+    """(bigram, unigram, the arms of ``losses`` ending above the bigram) on the same validation positions; None
+    without baselines. One reading shared by the findings and the conclusions, so the two never disagree."""
+    if baselines is None or not len(baselines):
+        return None
+    table = baselines.set_index("model")["val_loss"]
+    bigram = float(table["bigram"])
+    return bigram, float(table["unigram (add-one)"]), losses[losses["final_loss"] > bigram]
+
+
 def bigram_floor(losses: pd.DataFrame, baselines: pd.DataFrame | None) -> str:
     """Where the arms' final losses (``final_losses``, by arm) stand against a bigram table counted on the training
     tokens and scored on the same validation positions: an arm above it has not learnt what counting pairs of
     tokens knows, so what growth does to it says little about growing a trained model. "" without baselines."""
-    if baselines is None or not len(baselines):
+    reading = _above_bigram(losses, baselines)
+    if reading is None:
         return ""
-    table = baselines.set_index("model")["val_loss"]
-    bigram, unigram = float(table["bigram"]), float(table["unigram (add-one)"])
-    above = losses[losses["final_loss"] > bigram]
+    bigram, unigram, above = reading
     said = (f"A bigram table counted on the training tokens scores {bigram:.3f} nats per token on the same "
             f"validation positions (a unigram {unigram:.3f}); {len(above)} of {len(losses)} arms end above it on "
             "average over seeds")
@@ -318,11 +309,11 @@ def conclusions(tables: dict[str, pd.DataFrame], params: GrowthParams, sweep: di
     ``baselines``: the count baselines ``findings`` holds the arms to)."""
     runs, curves, events = tables["runs"], tables["curves"], tables.get("events")
     can, cannot = [], []
-    if baselines is not None and len(baselines):
-        bigram = float(baselines.set_index("model").loc["bigram", "val_loss"])
-        if (final_losses(runs)["final_loss"] > bigram).all():
-            cannot.append(f"What growth does to a model that has learnt something: at this budget every arm ends "
-                          f"above a bigram table ({bigram:.3f} nats per token on the same positions).")
+    losses = final_losses(runs).set_index("arm")
+    reading = _above_bigram(losses, baselines)
+    if reading is not None and len(reading[2]) == len(losses):
+        cannot.append(f"What growth does to a model that has learnt something: at this budget every arm ends "
+                      f"above a bigram table ({reading[0]:.3f} nats per token on the same positions).")
     claims = paper_claims(tables, params)
     knocked = [c for c in claims if c.standing in v.PASSES_BUT_CONTROLLED]
     supported = [c for c in claims if c.standing in ("supported", "supported in part")]

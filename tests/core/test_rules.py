@@ -238,6 +238,20 @@ def test_growth_triples_paper_ours_control():
         assert v.controlled(own, check)[0] == expected
 
 
+def test_a_paired_control_is_judged_by_its_margin_and_the_same_run_is_not_discriminating():
+    """Per-seed values paired by seed: a control clearly worse in every seed is beaten; one equal to the last bit
+    in every seed is the same run (not discriminating), whatever its interval would say; the sign follows
+    ``lower_is_better``; seeds missing on either side are left out of the pairing."""
+    subject = pd.Series({0: 3.0, 1: 3.1, 2: 2.9})
+    worse = pd.Series({0: 3.5, 1: 3.7, 2: 3.4, 3: 1.0})
+    beaten = v.paired_check("shallow control", "the shallow control is as good", subject, worse)
+    assert beaten.verdict == R and "gap +0.533" in beaten.words
+    assert v.paired_check("c", "w", subject, worse, lower_is_better=False).verdict == v.NOT_REPRODUCED
+    same = v.paired_check("c", "the control does as well", subject, subject.copy())
+    assert same.verdict == v.NOT_DISCRIMINATING and "same run" in same.words
+    assert v.controlled(R, same)[0] == v.NOT_DISCRIMINATING
+
+
 def test_recovery_triples_paper_ours_sham():
     """(paper, ours, sham) for "recovers almost at once": a layer back within 10 steps by the raw rule, whose
     sham improves as much, has not recovered anything the sham did not."""
