@@ -46,7 +46,8 @@ from .importance.compute import (
 )
 from .importance.massive import MassiveParams, massive_causal
 from .importance.precision import PrecisionParams, precision_panel, precision_summary
-from .manipulation.compute import ManipulationParams, manipulation
+from .manipulation.compute import ManipulationParams, compression_at_cuts, connective_cuts, manipulation
+from .manipulation.report import CONNECTIVE_CUTS, threshold_label, threshold_sensitivity
 from .predictability.compute import PredictabilityParams, predictability
 from .quantisation.analysis import deltas, error_summary
 from .quantisation.compute import QuantisationParams, quantisation_null
@@ -292,6 +293,30 @@ def cmd_manipulate(args) -> int:
     return 0
 
 
+def cmd_compression_cuts(args) -> int:
+    """Chapter 5's compression experiment at each cut of chapter 2's connective threshold whose layers differ from
+    the chapter's (stored), and the compression verdicts at each cut."""
+    lab = _lab(args)
+    params = lab.defaults(ManipulationParams).resolved(lab)
+    cuts = tuple(args.connective_pct)
+    for cut, layers in connective_cuts(lab, cuts, params.seed).items():
+        print(f"+{cut:g}%: {len(layers)} layers {list(layers)}")
+    tables = manipulation(lab, params, recompute=False)
+    by_cut = compression_at_cuts(lab, params, tables, cuts, recompute=args.recompute)
+    table = threshold_sensitivity(tables, params, grid={}, by_cut=by_cut)
+    wide = table.assign(value=table["value"].map(lambda x: threshold_label("connective_pct", x))).pivot(
+        index="claim", columns="value", values="standing")
+    with pd.option_context("display.width", 200, "display.max_colwidth", 60):
+        print(f"\n{lab.specimen.name}: the compression verdicts at each connective cut")
+        print(wide.to_string())
+    return 0
+
+
+def _cuts_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--connective-pct", type=float, nargs="+", default=list(CONNECTIVE_CUTS),
+                        help=f"cuts of chapter 2's connective threshold, in percent (default: {CONNECTIVE_CUTS})")
+
+
 def cmd_recovery(args) -> int:
     lab = _lab(args)
     params = params_from(args, RecoveryParams, base=lab.defaults(RecoveryParams))
@@ -533,6 +558,9 @@ COMMANDS = {
                   _params_args(StructureParams)),
     "manipulate": (cmd_manipulate, "zero / clone / mix / low-rank mix / scale, and the compression experiment",
                    _params_args(ManipulationParams)),
+    "compression-cuts": (cmd_compression_cuts, "chapter 5's compression experiment at each cut of chapter 2's "
+                         "connective threshold (the layers each cut calls connective), and its verdicts there",
+                         _cuts_args),
     "recovery": (cmd_recovery, "damage a layer with noise, fine-tune, count the steps back (defaults: the "
                  "profile's sizes)", _recovery_args),
     "recovery-power": (cmd_recovery_power, "chapter 6 with power: every layer of a recovery sweep with several "

@@ -23,6 +23,7 @@ class Thresholds:
 
 
 UNDETERMINED = "undetermined"
+CONNECTIVE = "connective tissue"
 
 
 def classify(table: pd.DataFrame, n_layers: int, thresholds: Thresholds = Thresholds()) -> pd.Series:
@@ -40,7 +41,7 @@ def classify(table: pd.DataFrame, n_layers: int, thresholds: Thresholds = Thresh
         if row.ci_high < 0:
             return "anti-layer"
         if row.ci_high < thresholds.connective_pct:
-            return "connective tissue"
+            return CONNECTIVE
         if row.ci_low < thresholds.connective_pct:
             return UNDETERMINED
         if row.layer < edge:
@@ -67,7 +68,7 @@ def undetermined_reasons(table: pd.DataFrame, thresholds: Thresholds = Threshold
 
 def connective_layers(table: pd.DataFrame) -> list[int]:
     """The connective-tissue layers of a classified importance table."""
-    return sorted(int(l) for l in table.loc[table["class"] == "connective tissue", "layer"])
+    return sorted(int(l) for l in table.loc[table["class"] == CONNECTIVE, "layer"])
 
 
 def rank_agreement(table: pd.DataFrame) -> float:

@@ -1,8 +1,8 @@
 """Chapter 5, manipulation strategies: one module per job, read in this order.
 
 - ``strategies``: what can replace a redundant layer?
-- ``compute``: chapter 5's sweeps: the strategy-by-layer map, the knob sweeps and the compression experiment,
-  through the results store
+- ``compute``: chapter 5's sweeps: the strategy-by-layer map, the knob sweeps and the compression experiment
+  (also at other cuts of chapter 2's connective threshold), through the results store
 - ``report``: in sentences and verdicts
 - ``figures``: the strategy map, the knob curves, the compression experiment
 - ``explorers``: manipulate layers live, or pick a stored scaling in the published page
@@ -15,18 +15,24 @@ from ..core.lazy import lazy_exports
 from .compute import (
     COMPARED_STRATEGIES,
     HEATMAP_STRATEGIES,
+    CompressionParams,
     ManipulationParams,
     compression,
+    compression_at_cuts,
+    compression_stored,
     compute,
+    connective_cuts,
     knob_sweep,
     manipulation,
     strategy_heatmap,
 )
 from .report import (
+    CONNECTIVE_CUTS,
     PAPER,
     THRESHOLD_GRID,
     THRESHOLD_WORDS,
     Thresholds,
+    cut_sentence,
     findings,
     paper_claims,
     show_table,

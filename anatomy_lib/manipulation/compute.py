@@ -1,5 +1,5 @@
-"""Chapter 5's sweeps: the strategy-by-layer map, the knob sweeps and the compression experiment, through the
-results store."""
+"""Chapter 5's sweeps: the strategy-by-layer map, the knob sweeps and the compression experiment (also on the
+layers each other cut of chapter 2's connective threshold picks), through the results store."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
@@ -12,7 +12,7 @@ from ..core.bootstrap import mean_interval
 from ..core.checks import finite_number, positive_int
 from ..core.generation import coherence
 from ..core.params import DiagnosticParams, PaperLayers
-from ..importance.analysis import connective_layers
+from ..importance.analysis import CONNECTIVE, Thresholds, classify, connective_layers
 from ..importance.compute import ImportanceParams, importance
 from .strategies import DEFAULT_ALPHAS, STRATEGIES, Manipulation, measure
 
@@ -123,6 +123,69 @@ def manipulation(lab, params: ManipulationParams = ManipulationParams(), recompu
                 "sweeps": sweeps, "compression": table, "answers": answers}
 
     return lab.stored(params, run, recompute)
+
+
+PAPER_ALPHA = 0.9  # the paper's scaling: the only alpha the compression claims read
+
+
+@dataclass(frozen=True)
+class CompressionParams(DiagnosticParams):
+    """The compression experiment alone, on layers other than the chapter's: what chapter 5's verdicts read where
+    chapter 2's connective threshold is cut elsewhere (``compression_at_cuts``). Only the paper's alpha is scaled
+    beside the other strategies: the claims read nothing else."""
+
+    DIAGNOSTIC = "compression"
+    VERSION = 1
+
+    compress_layers: tuple[int, ...] = field(default=(), metadata={
+        "layers": True, "help": "layers compressed together"})
+    alphas: tuple[float, ...] = field(default=(PAPER_ALPHA,), metadata={"help": "scale factors (the paper's)"})
+    seed: int = field(default=0, metadata={"help": "seed of the bootstrap intervals"})
+
+    def __post_init__(self):
+        for value in self.alphas:
+            finite_number(value, "alpha")
+
+
+def compression_stored(lab, params: CompressionParams, recompute: bool = False,
+                       progress: bool = True) -> dict[str, pd.DataFrame]:
+    """The compression experiment on ``params.compress_layers``, through the results store."""
+    params = params.resolved(lab)
+
+    def run():
+        table, answers = compression(lab, params.compress_layers, params.alphas, params.seed, progress)
+        return {"compression": table, "answers": answers}
+
+    return lab.stored(params, run, recompute, computed_by="python -m anatomy_lib compression-cuts")
+
+
+def connective_cuts(lab, cuts, seed: int = 0) -> dict[float, tuple[int, ...]]:
+    """The connective-tissue layers of ``lab``'s importance map (chapter 2's, stored) at each connective threshold
+    of ``cuts`` (percent), the other thresholds playing no part in that class."""
+    table = importance(lab, ImportanceParams(seed=seed))
+    n_layers = lab.adapter.n_layers
+    return {cut: tuple(sorted(int(layer) for layer in table.loc[
+        classify(table, n_layers, Thresholds(connective_pct=cut)) == CONNECTIVE, "layer"])) for cut in cuts}
+
+
+def compression_at_cuts(lab, params: ManipulationParams, tables: dict[str, pd.DataFrame], cuts,
+                        recompute: bool = False, progress: bool = True) -> dict[float, pd.DataFrame]:
+    """Chapter 5's compression table at each connective threshold of ``cuts``: the chapter's own (``tables``)
+    where a cut picks the chapter's layers, its intact row alone where it picks none, and elsewhere the compression
+    experiment on that cut's layers, through the store (``CompressionParams``). A read-only lab raises
+    ``NotStored`` for a cut never computed (``python -m anatomy_lib compression-cuts`` stores them)."""
+    params = params.resolved(lab)
+    own, out = tuple(params.compress_layers), {}
+    intact = tables["compression"][tables["compression"]["strategy"] == "intact"]
+    for cut, layers in connective_cuts(lab, cuts, params.seed).items():
+        if layers == own:
+            out[cut] = tables["compression"]
+        elif not layers:
+            out[cut] = intact.reset_index(drop=True)
+        else:
+            cut_params = CompressionParams(compress_layers=layers, seed=params.seed)
+            out[cut] = compression_stored(lab, cut_params, recompute, progress)["compression"]
+    return out
 
 
 def compute(lab, params: ManipulationParams | None = None, *, recompute: bool = False,

@@ -7,6 +7,8 @@ import pandas as pd
 
 from ..core import rules as v
 from ..core.display import Vocabulary, estimate_text
+from ..importance.analysis import Thresholds as ImportanceThresholds
+from ..importance.report import THRESHOLD_GRID as IMPORTANCE_GRID
 
 # this chapter's words for its tables' columns (and the intervals its estimates carry): ``show_table(t)``
 show_table = Vocabulary(
@@ -40,25 +42,48 @@ class Thresholds:
 
 THRESHOLD_GRID = {"loss_share": (0.25, 0.5, 0.75), "repetition_rise": (0.1, 0.2, 0.3),
                   "huge_pct": (1e5, 1e6, 1e7)}
+# chapter 2's cut of connective tissue decides which layers are compressed: the same grid as chapter 2's table
+CONNECTIVE_CUTS = IMPORTANCE_GRID["connective_pct"]
 THRESHOLD_WORDS = {"loss_share": "a claimed loss of", "repetition_rise": "repetition rising at most",
-                   "huge_pct": "'millions' from"}
+                   "huge_pct": "'millions' from", "connective_pct": "connective tissue below"}
 
 
 def threshold_label(parameter: str, value: float) -> str:
     if parameter == "loss_share":
         return f"{value:.0%} of the intact rate"
+    if parameter == "connective_pct":
+        return f"+{value:g}%"
     return f"+{value:g}" if parameter == "repetition_rise" else f"+{value:,.0f}%"
 
 
 def threshold_sensitivity(tables: dict[str, pd.DataFrame], params=None, thresholds: Thresholds = Thresholds(),
-                          grid: dict[str, tuple] | None = None) -> pd.DataFrame:
+                          grid: dict[str, tuple] | None = None,
+                          by_cut: dict[float, pd.DataFrame] | None = None) -> pd.DataFrame:
     """Every claim of ``paper_claims`` as each threshold of ``Thresholds`` moves over ``grid`` (default
     ``THRESHOLD_GRID``) with the others at ``thresholds``: tidy, as ``core.rules.sensitivity`` gives it. The same
-    continuations are re-judged; nothing is recomputed."""
+    continuations are re-judged; nothing is recomputed. ``by_cut``: the compression table at each cut of chapter
+    2's connective threshold (``compute.compression_at_cuts``), judged at ``thresholds`` as the parameter
+    ``connective_pct``."""
     parts = [v.sensitivity(lambda value, name=name: paper_claims(tables, params, replace(thresholds, **{name: value})),
                            values, name, getattr(thresholds, name))
-             for name, values in (grid or THRESHOLD_GRID).items()]
+             for name, values in (THRESHOLD_GRID if grid is None else grid).items()]
+    if by_cut:
+        parts.append(v.sensitivity(lambda cut: paper_claims({**tables, "compression": by_cut[cut]}, params,
+                                                            thresholds),
+                                   list(by_cut), "connective_pct", ImportanceThresholds().connective_pct))
     return pd.concat(parts, ignore_index=True)
+
+
+def cut_sentence(layers_by_cut: dict[float, tuple[int, ...]]) -> str:
+    """Which layers each cut of chapter 2's connective threshold compresses (``compute.connective_cuts``)."""
+    book = ImportanceThresholds().connective_pct
+    parts = []
+    for cut, layers in layers_by_cut.items():
+        named = f"{len(layers)} ({', '.join(f'L{layer}' for layer in layers)})" if layers else "none"
+        mark = " (the book's cut)" if cut == book else ""
+        parts.append(f"+{cut:g}%{mark}: {named}")
+    return ("The layers compressed at each cut of chapter 2's connective threshold (an interval wholly below it): "
+            + "; ".join(parts) + ".")
 
 
 def paper_claims(tables: dict[str, pd.DataFrame], params=None, thresholds: Thresholds = Thresholds()):

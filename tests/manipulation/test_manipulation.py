@@ -206,3 +206,45 @@ def test_the_unstated_cuts_move_the_verdicts_they_should_and_only_those():
     claims = paper_claims(tables, None, Thresholds(loss_share=0.75))
     assert any("a claimed loss of 75% of the intact rate" in c.note for c in claims)
     assert table["default"].sum() == len(paper_claims(tables)) * 3
+
+
+def test_each_connective_cut_compresses_its_own_layers_through_the_store(tiny, tiny_blocks, monkeypatch):
+    """Chapter 5 at every cut of chapter 2's connective threshold: a cut that picks the chapter's layers reads the
+    chapter's table, one that picks none the intact row alone, any other runs the compression experiment on its
+    own layers once (stored: a read-only lab then reads it back) and is judged as ``connective_pct``. Generation
+    needs a tokenizer the tiny model lacks, so ``compression`` is replaced by one that records its layers."""
+    import importlib
+
+    import pandas as pd
+
+    from anatomy_lib.importance import ImportanceParams, importance
+    from anatomy_lib.manipulation import compression_at_cuts, connective_cuts, threshold_sensitivity
+
+    lab = _lab(tiny, tiny_blocks)
+    every = connective_cuts(lab, (1e12,))[1e12]  # every layer not wholly below zero
+    assert every == tuple(int(l) for l in importance(lab, ImportanceParams()).query("ci_high >= 0")["layer"])
+    assert connective_cuts(lab, (-1e12,)) == {-1e12: ()}
+    asked = []
+
+    def compression(lab, layers, alphas, seed=0, progress=True):
+        asked.append(tuple(layers))
+        row = {"strategy": "intact", "label": "intact", "alpha": 1.0, "change_pct": 0.0, "ci_low": 0.0,
+               "ci_high": 0.0, "facts_correct": 10, "facts_total": 20, "fact_rate": 0.5, "fact_rate_low": 0.3,
+               "fact_rate_high": 0.7, "fact_change": 0.0, "fact_change_low": 0.0, "fact_change_high": 0.0,
+               "empty_share": 0.0, "repetition_rate": 0.1}
+        return pd.DataFrame([row, {**row, "strategy": "zero", "label": "zero", "change_pct": 1e7,
+                                   "ci_low": 9e6, "ci_high": 1.1e7}]), pd.DataFrame({"label": ["intact"]})
+
+    monkeypatch.setattr(importlib.import_module("anatomy_lib.manipulation.compute"), "compression", compression)
+    own = pd.DataFrame([{"strategy": "intact", "label": "intact", "alpha": 1.0}])
+    params = ManipulationParams(compress_layers=every[:1])
+    by_cut = compression_at_cuts(lab, params, {"compression": own}, (-1e12, 1e12), progress=False)
+    assert asked == [every] and list(by_cut[-1e12]["strategy"]) == ["intact"]
+    assert list(by_cut[1e12]["strategy"]) == ["intact", "zero"]
+    again = compression_at_cuts(lab.read_only(), params, {"compression": own}, (1e12,), progress=False)
+    assert asked == [every] and again[1e12].equals(by_cut[1e12])
+    mine = compression_at_cuts(lab, ManipulationParams(compress_layers=every), {"compression": own}, (1e12,))
+    assert mine[1e12] is own
+    sensitivity = threshold_sensitivity({"compression": own}, grid={}, by_cut=by_cut)
+    assert set(sensitivity["parameter"]) == {"connective_pct"} and not sensitivity["default"].any()
+    assert set(sensitivity["value"]) == {-1e12, 1e12}
