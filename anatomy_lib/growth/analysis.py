@@ -135,10 +135,11 @@ def reach_summary(reach: pd.DataFrame, start_layers: int) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def detectable_difference(runs: pd.DataFrame, level: float = 0.95, power: float = 0.8) -> dict:
+def seed_resolution(runs: pd.DataFrame, level: float = 0.95, power: float = 0.8) -> dict:
     """The smallest paired difference in final loss (arm minus uniform, by seed) these seeds can tell from zero:
     the t-interval's half-width at the typical spread of paired differences (what a difference must exceed for
-    its interval to exclude zero), and the difference detected with ``power`` (two-sided t-test)."""
+    its interval to exclude zero), and the difference detected with ``power`` (two-sided t-test). Computed from
+    the seeds' spread before any interval exists; ``core.rules.detectable_difference`` reads the same from one."""
     final = runs.pivot(index="seed", columns="arm", values="final_val_loss")
     spreads = [float((final[a] - final["uniform"]).std(ddof=1)) for a in final.columns if a != "uniform"]
     n = len(final)

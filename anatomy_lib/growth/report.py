@@ -11,11 +11,11 @@ from ..core.display import Vocabulary
 from ..core.stats import t_interval
 from .analysis import (
     compute_to_target,
-    detectable_difference,
     final_losses,
     flops_to_target,
     growth_jumps,
     loss_at_fraction,
+    seed_resolution,
     targets,
     wall_at_matched_flops,
     wall_at_uniform_steps,
@@ -67,7 +67,7 @@ def paper_claims(tables: dict[str, pd.DataFrame], params: GrowthParams):
         f"{final['developmental'].mean():.3f} vs {final['uniform'].mean():.3f} nats/token; ratio "
         f"{ratio[0]:.3f} [{ratio[1]:.3f}, {ratio[2]:.3f}]", _ratio_verdict(ratio),
         f"difference {diff[0]:+.3f} [{diff[1]:+.3f}, {diff[2]:+.3f}] nats over {len(final)} seeds"
-        + (f"; detectable at {v.POWER:.0%} power: {detectable_difference(runs)['at_power']:.3f} nats"
+        + (f"; detectable at {v.POWER:.0%} power: {seed_resolution(runs)['at_power']:.3f} nats"
            if len(final) > 1 and diff[1] <= 0 <= diff[2] else ""), "comparison",
         _checks(final, "developmental", {"shallow": "the shallow control reaches as low a loss or lower",
                                          "random_source": "cloning random layers does as well or better"}),
@@ -189,7 +189,7 @@ def findings(tables: dict[str, pd.DataFrame], params: GrowthParams, specimen_nam
         out.append(f"{arm}: {r.final_loss:.3f} nats, {r.minus_uniform:+.3f} [{r.diff_low:+.3f}, {r.diff_high:+.3f}] "
                    f"against uniform ({side} it).")
     if len(runs["seed"].unique()) > 1 and "uniform" in losses.index:
-        d = detectable_difference(runs)
+        d = seed_resolution(runs)
         out.append(f"With {d['seeds']} seeds, a paired difference in final loss must exceed {d['half_width']:.2f} "
                    f"nats for its interval to exclude zero, and {d['at_power']:.2f} nats to be detected "
                    f"{d['power']:.0%} of the time (spread of paired differences {d['sd_paired']:.3f} nats).")
@@ -326,7 +326,7 @@ def conclusions(tables: dict[str, pd.DataFrame], params: GrowthParams, sweep: di
                    f"{len(supported)} of the {len(claims)} growth claims judged at this budget survive their controls"
                    + (f", and {len(knocked)} would pass their own rule but fall to the shallow control or to "
                       "random_source" if knocked else "") + ".")
-    d = detectable_difference(runs) if runs["seed"].nunique() > 1 else None
+    d = seed_resolution(runs) if runs["seed"].nunique() > 1 else None
     if {"developmental", "random_source"} <= set(runs["arm"]):
         pair = runs.pivot(index="seed", columns="arm", values="final_val_loss")
         diff = t_interval(pair["developmental"] - pair["random_source"])
