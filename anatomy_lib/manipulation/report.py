@@ -9,6 +9,7 @@ from ..core import rules as v
 from ..core.display import Vocabulary, estimate_text
 from ..importance.analysis import Thresholds as ImportanceThresholds
 from ..importance.report import THRESHOLD_GRID as IMPORTANCE_GRID
+from .strategies import Manipulation
 
 # this chapter's words for its tables' columns (and the intervals its estimates carry): ``show_table(t)``
 show_table = Vocabulary(
@@ -145,10 +146,12 @@ NO_CONNECTIVE = "no layer of this specimen is connective tissue (chapter 2): the
 
 
 def _nothing_to_compress() -> list:
-    """The compression claims on a specimen without connective tissue: the same claims, none of them testable."""
+    """The compression claims on a specimen (or at a cut) without connective tissue: the same claims, named as
+    ``paper_claims`` names them (so they join across specimens and cuts), none of them testable."""
     titles = ([f"scale alpha={PAPER['alpha']} on the connective layers: perplexity change",
                f"scale alpha={PAPER['alpha']} keeps generation coherent"]
-              + [f"{s} on the connective layers destroys coherence" for s in ("zero", "clone", "mix", "lowrank_mix")]
+              + [f"{Manipulation(s).label()} on the connective layers destroys coherence"
+                 for s in ("zero", "clone", "mix", "lowrank_mix")]
               + ["the other strategies cost millions of percent"])
     paper = [f"+{PAPER['scale_change_pct']:g}%"] + ["yes"] * (len(titles) - 1)
     return v.in_experiment(EXPERIMENT, [v.Claim(t, p, "no connective tissue", v.qualitative(None), NO_CONNECTIVE,
