@@ -304,8 +304,8 @@ def cmd_compression_cuts(args) -> int:
     tables = manipulation(lab, params, recompute=False)
     by_cut = compression_at_cuts(lab, params, tables, cuts, recompute=args.recompute)
     table = threshold_sensitivity(tables, params, grid={}, by_cut=by_cut)
-    wide = table.assign(value=table["value"].map(lambda x: threshold_label("connective_pct", x))).pivot(
-        index="claim", columns="value", values="standing")
+    wide = table.assign(value=table["value"].astype(float)).pivot(index="claim", columns="value", values="standing")
+    wide.columns = [threshold_label("connective_pct", cut) for cut in wide.columns]
     with pd.option_context("display.width", 200, "display.max_colwidth", 60):
         print(f"\n{lab.specimen.name}: the compression verdicts at each connective cut")
         print(wide.to_string())
