@@ -69,8 +69,10 @@ def threshold_sensitivity(tables: dict[str, pd.DataFrame], params=None, threshol
                            values, name, getattr(thresholds, name))
              for name, values in (THRESHOLD_GRID if grid is None else grid).items()]
     if by_cut:
-        parts.append(v.sensitivity(lambda cut: paper_claims({**tables, "compression": by_cut[cut]}, params,
-                                                            thresholds),
+        # a cut that calls no layer connective leaves nothing to compress: no claim is stated there (the table
+        # says "not stated"), rather than seven "not comparable" read as seven verdicts that moved
+        parts.append(v.sensitivity(lambda cut: paper_claims({**tables, "compression": by_cut[cut]}, params, thresholds)
+                                   if (by_cut[cut]["strategy"] != "intact").any() else [],
                                    list(by_cut), "connective_pct", ImportanceThresholds().connective_pct))
     return pd.concat(parts, ignore_index=True)
 
@@ -80,7 +82,8 @@ def cut_sentence(layers_by_cut: dict[float, tuple[int, ...]]) -> str:
     book = ImportanceThresholds().connective_pct
     parts = []
     for cut, layers in layers_by_cut.items():
-        named = f"{len(layers)} ({', '.join(f'L{layer}' for layer in layers)})" if layers else "none"
+        named = (f"{len(layers)} ({', '.join(f'L{layer}' for layer in layers)})" if layers
+                 else "none, so nothing is compressed and no claim is stated")
         mark = " (the book's cut)" if cut == book else ""
         parts.append(f"+{cut:g}%{mark}: {named}")
     return ("The layers compressed at each cut of chapter 2's connective threshold (an interval wholly below it): "
