@@ -25,7 +25,7 @@ from anatomy_lib.importance import (
     classify,
     connective_layers,
 )
-from anatomy_lib.manipulation import ManipulationParams
+from anatomy_lib.manipulation import CONNECTIVE_CUTS, CompressionParams, ManipulationParams
 from anatomy_lib.predictability import PredictabilityParams
 from anatomy_lib.recovery import RecoveryParams, power_design
 from anatomy_lib.structure import StructureParams
@@ -81,17 +81,22 @@ def test_chapter_parameters_equal_the_dataclass_defaults(chapter):
 
 def book_params(lab) -> list:
     """Every parameter set the chapters request at their defaults (chapter 5's compressed layers are chapter 2's
-    connective tissue, read from the committed importance table)."""
+    connective tissue, read from the committed importance table, and those of each other cut of its threshold)."""
     importance = STORE.load("importance", lab.request(ImportanceParams()))
     assert importance is not None, "no committed importance table for the chapters' defaults: run make results"
     table = importance[0]["layers"]
     table["class"] = classify(table, lab.adapter.n_layers)
     manipulation = ManipulationParams(compress_layers=tuple(connective_layers(table)))
+    # chapter 5's sensitivity table: the compression experiment at each connective cut whose layers differ
+    cuts = {tuple(int(l) for l in table.loc[classify(table, lab.adapter.n_layers, Thresholds(connective_pct=cut))
+                                            == "connective tissue", "layer"]) for cut in CONNECTIVE_CUTS}
+    at_cuts = [CompressionParams(compress_layers=layers) for layers in sorted(cuts)
+               if layers and layers != manipulation.compress_layers]
     recovery = lab.defaults(RecoveryParams).resolved(lab)  # sized for the specimen (profiles.SPECIMEN_SIZES)
     wanted = ([Baseline()] + [ImportanceParams(mode=m) for m in MODES + STREAM_OPERATORS]
               + [ContinuationParams(mode=m) for m in MODES]
               + [ActivationParams(), MassiveParams(), PredictabilityParams(), StructureParams(), manipulation,
-                 recovery]
+                 *at_cuts, recovery]
               + ([recovery.fixed_protocol()] if recovery.sigmas else []))
     return [p.resolved(lab) for p in wanted]  # layers named on the paper's 30, at the specimen's depth
 
