@@ -142,6 +142,7 @@ results: install
 	$(PY) -m anatomy_lib predictability $(RESULTS_ARGS)
 	$(PY) -m anatomy_lib structure $(RESULTS_ARGS)
 	$(PY) -m anatomy_lib manipulate $(RESULTS_ARGS)
+	$(PY) -m anatomy_lib compression-cuts $(RESULTS_ARGS)
 	$(PY) -m anatomy_lib recovery $(RESULTS_ARGS) --fixed-protocol
 	@# the second specimen (the atlas, chapter 9's generality column, chapter 2's explorer)
 	$(PY) -m anatomy_lib importance $(GEMMA_ARGS) --mode all stream

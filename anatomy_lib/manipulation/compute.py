@@ -14,7 +14,7 @@ from ..core.generation import coherence
 from ..core.params import DiagnosticParams, PaperLayers
 from ..importance.analysis import CONNECTIVE, Thresholds, classify, connective_layers
 from ..importance.compute import ImportanceParams, importance
-from .strategies import DEFAULT_ALPHAS, STRATEGIES, Manipulation, measure
+from .strategies import DEFAULT_ALPHAS, PAPER_ALPHA, STRATEGIES, Manipulation, measure
 
 
 def strategy_heatmap(lab, layers, manipulations, seed: int = 0, progress: bool = True) -> pd.DataFrame:
@@ -125,9 +125,6 @@ def manipulation(lab, params: ManipulationParams = ManipulationParams(), recompu
     return lab.stored(params, run, recompute)
 
 
-PAPER_ALPHA = 0.9  # the paper's scaling: the only alpha the compression claims read
-
-
 @dataclass(frozen=True)
 class CompressionParams(DiagnosticParams):
     """The compression experiment alone, on layers other than the chapter's: what chapter 5's verdicts read where
@@ -175,7 +172,7 @@ def compression_at_cuts(lab, params: ManipulationParams, tables: dict[str, pd.Da
     experiment on that cut's layers, through the store (``CompressionParams``). A read-only lab raises
     ``NotStored`` for a cut never computed (``python -m anatomy_lib compression-cuts`` stores them)."""
     params = params.resolved(lab)
-    own, out = tuple(params.compress_layers), {}
+    own, out = tuple(sorted(params.compress_layers)), {}
     intact = tables["compression"][tables["compression"]["strategy"] == "intact"]
     for cut, layers in connective_cuts(lab, cuts, params.seed).items():
         if layers == own:

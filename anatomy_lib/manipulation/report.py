@@ -9,7 +9,7 @@ from ..core import rules as v
 from ..core.display import Vocabulary, estimate_text
 from ..importance.analysis import Thresholds as ImportanceThresholds
 from ..importance.report import THRESHOLD_GRID as IMPORTANCE_GRID
-from .strategies import Manipulation
+from .strategies import PAPER_ALPHA, Manipulation
 
 # this chapter's words for its tables' columns (and the intervals its estimates carry): ``show_table(t)``
 show_table = Vocabulary(
@@ -18,7 +18,7 @@ show_table = Vocabulary(
      "fact_change": "facts right, change"},
     {"fact_rate": ("fact_rate_low", "fact_rate_high"), "fact_change": ("fact_change_low", "fact_change_high")})
 
-PAPER = {"alpha": 0.9, "scale_change_pct": 49.0}
+PAPER = {"alpha": PAPER_ALPHA, "scale_change_pct": 49.0}
 
 
 def _fact_rate(row) -> str:
@@ -69,8 +69,9 @@ def threshold_sensitivity(tables: dict[str, pd.DataFrame], params=None, threshol
                            values, name, getattr(thresholds, name))
              for name, values in (THRESHOLD_GRID if grid is None else grid).items()]
     if by_cut:
-        # a cut that calls no layer connective leaves nothing to compress: no claim is stated there (the table
-        # says "not stated"), rather than seven "not comparable" read as seven verdicts that moved
+        # a cut that calls no layer connective leaves nothing to compress: no claim is stated there, so the cut
+        # has no column in the table (``cut_sentence`` names it), rather than seven "not comparable" read as seven
+        # verdicts that moved
         parts.append(v.sensitivity(lambda cut: paper_claims({**tables, "compression": by_cut[cut]}, params, thresholds)
                                    if (by_cut[cut]["strategy"] != "intact").any() else [],
                                    list(by_cut), "connective_pct", ImportanceThresholds().connective_pct))
@@ -86,7 +87,8 @@ def cut_sentence(layers_by_cut: dict[float, tuple[int, ...]]) -> str:
                  else "none, so nothing is compressed and no claim is stated")
         mark = " (the book's cut)" if cut == book else ""
         parts.append(f"+{cut:g}%{mark}: {named}")
-    return ("The layers compressed at each cut of chapter 2's connective threshold (an interval wholly below it): "
+    return ("The layers compressed at each cut of chapter 2's connective threshold (an interval wholly below it, "
+            "and not wholly below zero): "
             + "; ".join(parts) + ".")
 
 

@@ -28,6 +28,7 @@ from ..core.runtime import one_thread
 
 STRATEGIES = ("zero", "clone", "mix", "lowrank_mix", "scale")
 SCOPES = ("writers", "all")
+PAPER_ALPHA = 0.9  # the paper's scaling of the connective layers (its "alpha = 0.9, +49%")
 SIDES = ("prev", "next")
 DEFAULT_ALPHAS = (0.0, 0.25, 0.5, 0.75, 0.9, 1.0, 1.1, 1.25, 1.5)
 
