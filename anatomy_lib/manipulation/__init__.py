@@ -43,7 +43,7 @@ from .strategies import DEFAULT_ALPHAS, SCOPES, SIDES, STRATEGIES, Manipulation,
 
 Params = ManipulationParams
 CHAPTER = Chapter(5, "05_manipulation", "Manipulation", Params, compute, paper_claims, findings,
-                  stored=(Params,))
+                  stored=(Params, CompressionParams))
 
 # figures and explorers load matplotlib and ipywidgets: imported on first use (core.lazy)
 __getattr__, __dir__ = lazy_exports(__name__, {
