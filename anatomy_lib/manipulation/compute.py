@@ -12,7 +12,7 @@ from ..core.bootstrap import mean_interval
 from ..core.checks import finite_number, positive_int
 from ..core.generation import coherence
 from ..core.params import DiagnosticParams, PaperLayers
-from ..importance.analysis import CONNECTIVE, Thresholds, classify, connective_layers
+from ..importance.analysis import Thresholds, classify, connective_layers
 from ..importance.compute import ImportanceParams, importance
 from .strategies import DEFAULT_ALPHAS, PAPER_ALPHA, STRATEGIES, Manipulation, measure
 
@@ -161,8 +161,9 @@ def connective_cuts(lab, cuts, seed: int = 0) -> dict[float, tuple[int, ...]]:
     of ``cuts`` (percent), the other thresholds playing no part in that class."""
     table = importance(lab, ImportanceParams(seed=seed))
     n_layers = lab.adapter.n_layers
-    return {cut: tuple(sorted(int(layer) for layer in table.loc[
-        classify(table, n_layers, Thresholds(connective_pct=cut)) == CONNECTIVE, "layer"])) for cut in cuts}
+    return {cut: tuple(connective_layers(table.assign(**{"class": classify(table, n_layers,
+                                                                           Thresholds(connective_pct=cut))})))
+            for cut in cuts}
 
 
 def compression_at_cuts(lab, params: ManipulationParams, tables: dict[str, pd.DataFrame], cuts,

@@ -88,8 +88,9 @@ def book_params(lab) -> list:
     table["class"] = classify(table, lab.adapter.n_layers)
     manipulation = ManipulationParams(compress_layers=tuple(connective_layers(table)))
     # chapter 5's sensitivity table: the compression experiment at each connective cut whose layers differ
-    cuts = {tuple(int(l) for l in table.loc[classify(table, lab.adapter.n_layers, Thresholds(connective_pct=cut))
-                                            == "connective tissue", "layer"]) for cut in CONNECTIVE_CUTS}
+    cuts = {tuple(connective_layers(table.assign(**{"class": classify(table, lab.adapter.n_layers,
+                                                                      Thresholds(connective_pct=cut))})))
+            for cut in CONNECTIVE_CUTS}
     at_cuts = [CompressionParams(compress_layers=layers) for layers in sorted(cuts)
                if layers and layers != manipulation.compress_layers]
     recovery = lab.defaults(RecoveryParams).resolved(lab)  # sized for the specimen (profiles.SPECIMEN_SIZES)
